@@ -1,0 +1,43 @@
+#pragma once
+// Labelled sentences for the sentiment example: reading TSV/CSV files and the train/test/validation splits.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sentiment {
+
+/// One labelled sentence. `source` is "" when the file has no source column.
+struct Example {
+  std::string text;
+  int64_t label;
+  std::string source;
+};
+
+/// How `read_examples` validates rows.
+struct ReadOptions {
+  int64_t num_classes = 2;      // labels must be integers in [0, num_classes)
+  bool skip_malformed = false;  // skip and count malformed rows instead of throwing
+};
+
+/// Reads a TSV (.tsv: tab-separated, no quoting) or CSV (.csv: comma, RFC 4180 quotes) file; other
+/// extensions are sniffed from the header (a tab means TSV). The header needs `text` and `label`, any
+/// order; `source` is optional, other columns are ignored. Throws ValueError naming file:line and problem.
+std::vector<Example> read_examples(const std::string& path, const ReadOptions& options = {},
+                                   int64_t* num_skipped = nullptr);
+
+/// The reference train/test split.
+struct Split {
+  std::vector<Example> train;
+  std::vector<Example> test;
+};
+
+/// Per source, in file order: the example at index i within its source is test when i % 5 == 4.
+Split split_reference(const std::vector<Example>& examples);
+
+/// Carves round(fraction * n) examples out of `train` as {rest, validation}, both in input order. The
+/// chosen ones are the first of a Fisher-Yates shuffle driven by std::mt19937_64(seed): same on every platform.
+std::pair<std::vector<Example>, std::vector<Example>> split_validation(const std::vector<Example>& train,
+                                                                       double fraction, uint64_t seed);
+
+}  // namespace sentiment
