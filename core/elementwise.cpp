@@ -1,0 +1,165 @@
+// Binary elementwise kernels with NumPy broadcasting: arithmetic, comparisons, logical ops, where.
+// One template (binary) serves them all: a flat, threaded loop when both operands are contiguous with the
+// output's shape, the strided visit otherwise.
+#include <cmath>
+
+#include "core/kernel_util.h"
+#include "core/ops.h"
+#include "core/parallel.h"
+
+namespace tg {
+namespace {
+
+constexpr int64_t kGrain = 1 << 15;
+
+void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
+  check<DTypeError>(a.defined() && b.defined(), "{}: an operand is undefined", op);
+  check<DTypeError>(a.dtype() == b.dtype(), "{}: dtypes differ: {} vs {} (shapes {} and {})", op, a.dtype(), b.dtype(),
+                    a.shape(), b.shape());
+}
+
+// out[i] = f(a[i], b[i]) over the broadcast shape; Out is the output element type.
+template <class Out, class T, class F>
+Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op, F f) {
+  Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
+  Tensor out = empty(shape, out_dtype);
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  Out* po = out.data<Out>();
+  const bool a_full = a.shape() == shape && a.is_contiguous();
+  if (a_full && b.shape() == shape && b.is_contiguous()) {
+    parallel_for(out.numel(), kGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) po[i] = f(pa[i], pb[i]);
+    });
+  } else if (a_full && b.numel() == 1) {
+    const T s = pb[0];
+    parallel_for(out.numel(), kGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) po[i] = f(pa[i], s);
+    });
+  } else {
+    int64_t i = 0;
+    detail::visit<2>(shape, {detail::broadcast_strides(a, shape), detail::broadcast_strides(b, shape)},
+                     [&](const std::array<int64_t, 2>& o) { po[i++] = f(pa[o[0]], pb[o[1]]); });
+  }
+  return out;
+}
+
+// Arithmetic: same dtype in and out (f32, f64, i64).
+template <class F>
+Tensor arith(const Tensor& a, const Tensor& b, const char* op, F f) {
+  check_same_dtype(a, b, op);
+  return detail::dispatch_arith(a.dtype(), op, [&](auto z) {
+    using T = decltype(z);
+    return binary<T, T>(a, b, a.dtype(), op, [&](T x, T y) { return T(f(x, y)); });
+  });
+}
+
+template <class F>
+Tensor floating(const Tensor& a, const Tensor& b, const char* op, F f) {
+  check_same_dtype(a, b, op);
+  return detail::dispatch_float(a.dtype(), op, [&](auto z) {
+    using T = decltype(z);
+    return binary<T, T>(a, b, a.dtype(), op, [&](T x, T y) { return T(f(x, y)); });
+  });
+}
+
+template <class F>
+Tensor compare(const Tensor& a, const Tensor& b, const char* op, F f) {
+  check_same_dtype(a, b, op);
+  return detail::dispatch(a.dtype(), [&](auto z) {
+    using T = decltype(z);
+    return binary<bool, T>(a, b, boolean, op, [&](T x, T y) { return bool(f(x, y)); });
+  });
+}
+
+template <class F>
+Tensor logical(const Tensor& a, const Tensor& b, const char* op, F f) {
+  check<DTypeError>(a.dtype() == boolean && b.dtype() == boolean, "{}: expected bool masks, got {} and {}", op,
+                    a.dtype(), b.dtype());
+  return binary<bool, bool>(a, b, boolean, op, f);
+}
+
+Tensor like(const Tensor& t, double v) { return scalar_tensor(v, t.dtype()); }
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b) { return arith(a, b, "add", [](auto x, auto y) { return x + y; }); }
+Tensor sub(const Tensor& a, const Tensor& b) { return arith(a, b, "sub", [](auto x, auto y) { return x - y; }); }
+Tensor mul(const Tensor& a, const Tensor& b) { return arith(a, b, "mul", [](auto x, auto y) { return x * y; }); }
+Tensor div(const Tensor& a, const Tensor& b) { return floating(a, b, "div", [](auto x, auto y) { return x / y; }); }
+Tensor pow(const Tensor& a, const Tensor& b) {
+  return floating(a, b, "pow", [](auto x, auto y) { return std::pow(x, y); });
+}
+Tensor pow(const Tensor& a, double e) {
+  if (e == 2.0) return floating(a, a, "pow", [](auto x, auto) { return x * x; });
+  return pow(a, like(a, e));
+}
+// NaN propagates through minimum/maximum, as in PyTorch.
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  return arith(a, b, "minimum", [](auto x, auto y) { return (x != x || x < y) ? x : y; });
+}
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  return arith(a, b, "maximum", [](auto x, auto y) { return (x != x || x > y) ? x : y; });
+}
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator+(const Tensor& a, double b) { return add(a, like(a, b)); }
+Tensor operator-(const Tensor& a, double b) { return sub(a, like(a, b)); }
+Tensor operator*(const Tensor& a, double b) { return mul(a, like(a, b)); }
+Tensor operator/(const Tensor& a, double b) { return div(a, like(a, b)); }
+Tensor operator+(double a, const Tensor& b) { return add(like(b, a), b); }
+Tensor operator-(double a, const Tensor& b) { return sub(like(b, a), b); }
+Tensor operator*(double a, const Tensor& b) { return mul(like(b, a), b); }
+Tensor operator/(double a, const Tensor& b) { return div(like(b, a), b); }
+Tensor operator-(const Tensor& a) { return neg(a); }
+
+Tensor eq(const Tensor& a, const Tensor& b) { return compare(a, b, "eq", [](auto x, auto y) { return x == y; }); }
+Tensor ne(const Tensor& a, const Tensor& b) { return compare(a, b, "ne", [](auto x, auto y) { return x != y; }); }
+Tensor lt(const Tensor& a, const Tensor& b) { return compare(a, b, "lt", [](auto x, auto y) { return x < y; }); }
+Tensor le(const Tensor& a, const Tensor& b) { return compare(a, b, "le", [](auto x, auto y) { return x <= y; }); }
+Tensor gt(const Tensor& a, const Tensor& b) { return compare(a, b, "gt", [](auto x, auto y) { return x > y; }); }
+Tensor ge(const Tensor& a, const Tensor& b) { return compare(a, b, "ge", [](auto x, auto y) { return x >= y; }); }
+Tensor eq(const Tensor& a, double b) { return eq(a, like(a, b)); }
+Tensor ne(const Tensor& a, double b) { return ne(a, like(a, b)); }
+Tensor lt(const Tensor& a, double b) { return lt(a, like(a, b)); }
+Tensor le(const Tensor& a, double b) { return le(a, like(a, b)); }
+Tensor gt(const Tensor& a, double b) { return gt(a, like(a, b)); }
+Tensor ge(const Tensor& a, double b) { return ge(a, like(a, b)); }
+
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return logical(a, b, "logical_and", [](bool x, bool y) { return x && y; });
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return logical(a, b, "logical_or", [](bool x, bool y) { return x || y; });
+}
+Tensor logical_not(const Tensor& m) { return logical(m, m, "logical_not", [](bool x, bool) { return !x; }); }
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  check<DTypeError>(cond.dtype() == boolean, "where: condition must be bool, got {}", cond.dtype());
+  check_same_dtype(a, b, "where");
+  Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
+  Tensor out = empty(shape, a.dtype());
+  detail::dispatch(a.dtype(), [&](auto z) {
+    using T = decltype(z);
+    const bool* pc = cond.data<bool>();
+    const T *pa = a.data<T>(), *pb = b.data<T>();
+    T* po = out.data<T>();
+    int64_t i = 0;
+    detail::visit<3>(shape,
+                     {detail::broadcast_strides(cond, shape), detail::broadcast_strides(a, shape),
+                      detail::broadcast_strides(b, shape)},
+                     [&](const std::array<int64_t, 3>& o) { po[i++] = pc[o[0]] ? pa[o[1]] : pb[o[2]]; });
+  });
+  return out;
+}
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+  check<ShapeError>(broadcast_shapes(x.shape(), mask.shape(), "masked_fill") == x.shape(),
+                    "masked_fill: mask of shape {} does not broadcast to input shape {}", mask.shape(), x.shape());
+  return where(mask, scalar_tensor(value, x.dtype()), x);
+}
+
+}  // namespace tg

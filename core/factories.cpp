@@ -1,0 +1,77 @@
+// Tensor factories: constant fills, ranges, identity and tensors from user values.
+#include <cmath>
+
+#include "core/error.h"
+#include "core/kernel_util.h"
+#include "core/tensor.h"
+
+namespace tg {
+
+Tensor empty(const Shape& shape, DType dtype) {
+  int64_t n = shape.numel();  // validates sizes and overflow
+  int64_t bytes = 0;
+  check<ValueError>(!__builtin_mul_overflow(n, dtype_size(dtype), &bytes), "empty: shape {} is too large", shape);
+  return Tensor(std::make_shared<Storage>(bytes), shape, contiguous_strides(shape), 0, dtype);
+}
+
+Tensor full(const Shape& shape, double value, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  t.fill_(value);
+  t.storage()->version = 0;
+  return t;
+}
+Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
+Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
+Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
+Tensor scalar_tensor(double value, DType dtype) { return full({}, value, dtype); }
+
+Tensor arange(double start, double end, double step, DType dtype) {
+  check<ValueError>(step != 0, "arange: step must be nonzero");
+  check<ValueError>(std::isfinite(start) && std::isfinite(end) && std::isfinite(step),
+                    "arange: start {}, end {} and step {} must be finite", start, end, step);
+  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((end - start) / step)));
+  Tensor t = empty({n}, dtype);
+  detail::dispatch(dtype, [&](auto z) {
+    using T = decltype(z);
+    T* p = t.data<T>();
+    for (int64_t i = 0; i < n; ++i) p[i] = T(start + double(i) * step);
+  });
+  return t;
+}
+
+Tensor eye(int64_t n, DType dtype) {
+  Tensor t = zeros({n, n}, dtype);
+  detail::dispatch(dtype, [&](auto z) {
+    using T = decltype(z);
+    T* p = t.data<T>();
+    for (int64_t i = 0; i < n; ++i) p[i * n + i] = T(1);
+  });
+  return t;
+}
+
+Tensor tensor(const std::vector<double>& values, const Shape& shape, DType dtype) {
+  check<ShapeError>(shape.numel() == int64_t(values.size()), "tensor: {} values do not fill shape {}", values.size(),
+                    shape);
+  Tensor t = empty(shape, dtype);
+  detail::dispatch(dtype, [&](auto z) {
+    using T = decltype(z);
+    T* p = t.data<T>();
+    for (size_t i = 0; i < values.size(); ++i) p[i] = T(values[i]);
+  });
+  return t;
+}
+
+Tensor tensor(const std::vector<double>& values, DType dtype) {
+  return tensor(values, {int64_t(values.size())}, dtype);
+}
+
+Tensor index_tensor(const std::vector<int64_t>& values, const Shape& shape) {
+  check<ShapeError>(shape.numel() == int64_t(values.size()), "index_tensor: {} values do not fill shape {}",
+                    values.size(), shape);
+  Tensor t = empty(shape, i64);
+  std::copy(values.begin(), values.end(), t.data<int64_t>());
+  return t;
+}
+
+}  // namespace tg

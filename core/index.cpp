@@ -1,0 +1,161 @@
+// Indexing and joining: index_select / index_add (embedding lookup and its gradient), gather /
+// scatter_add (picking one logit per row and its gradient), cat and stack. Every index is checked.
+#include "core/kernel_util.h"
+#include "core/ops.h"
+
+namespace tg {
+namespace {
+
+// Validated i64 indices as a vector; IndexError naming the op, the offending index and the size.
+std::vector<int64_t> checked_indices(const Tensor& index, int64_t size, const char* op) {
+  check<DTypeError>(index.dtype() == i64, "{}: indices must be i64, got {}", op, index.dtype());
+  std::vector<int64_t> v = index.to_vector<int64_t>();
+  for (int64_t& i : v) {
+    check<IndexError>(i >= -size && i < size, "{}: index {} is out of range for size {}", op, i, size);
+    if (i < 0) i += size;
+  }
+  return v;
+}
+
+// Copies/adds slices: dst[o, dj, i] (op)= src[o, sj, i] for each (dj, sj) pair, in (outer, n, inner) layout.
+template <class T, bool Add>
+void move_slices(const T* src, T* dst, const detail::Around& s, const detail::Around& d,
+                 const std::vector<std::pair<int64_t, int64_t>>& pairs) {
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (auto [dj, sj] : pairs) {
+      const T* ps = src + (o * s.n + sj) * s.inner;
+      T* pd = dst + (o * d.n + dj) * d.inner;
+      for (int64_t i = 0; i < s.inner; ++i) pd[i] = Add ? T(pd[i] + ps[i]) : ps[i];
+    }
+}
+
+}  // namespace
+
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  dim = normalize_dim(dim, x.dim(), "index_select");
+  check<ShapeError>(index.dim() <= 1, "index_select: index must be 1-D, got shape {}", index.shape());
+  std::vector<int64_t> idx = checked_indices(index, x.dim() ? x.shape()[dim] : 1, "index_select");
+  Shape shape = x.shape();
+  if (x.dim()) shape[dim] = int64_t(idx.size());
+  Tensor c = x.contiguous(), out = empty(shape, x.dtype());
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (size_t j = 0; j < idx.size(); ++j) pairs.emplace_back(int64_t(j), idx[j]);
+  detail::dispatch(x.dtype(), [&](auto z) {
+    using T = decltype(z);
+    move_slices<T, false>(c.data<T>(), out.data<T>(), detail::around(c.shape(), dim), detail::around(shape, dim), pairs);
+  });
+  return out;
+}
+
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source) {
+  dim = normalize_dim(dim, x.dim(), "index_add");
+  check<DTypeError>(x.dtype() == source.dtype(), "index_add: dtypes differ: {} vs {}", x.dtype(), source.dtype());
+  std::vector<int64_t> idx = checked_indices(index, x.dim() ? x.shape()[dim] : 1, "index_add");
+  Shape want = x.shape();
+  if (x.dim()) want[dim] = int64_t(idx.size());
+  check<ShapeError>(source.shape() == want, "index_add: source shape {} does not match {} (input {}, {} indices)",
+                    source.shape(), want, x.shape(), idx.size());
+  Tensor out = x.clone(), s = source.contiguous();
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (size_t j = 0; j < idx.size(); ++j) pairs.emplace_back(idx[j], int64_t(j));
+  detail::dispatch_arith(x.dtype(), "index_add", [&](auto z) {
+    using T = decltype(z);
+    move_slices<T, true>(s.data<T>(), out.data<T>(), detail::around(want, dim), detail::around(x.shape(), dim), pairs);
+  });
+  return out;
+}
+
+namespace {
+
+// Walks every position of `index` (contiguous), calling f(flat position, offset into x's layout) where
+// the coordinate along `dim` is replaced by the index value; checks shapes and ranges first.
+template <class F>
+void for_each_gathered(const Tensor& x, int64_t dim, const Tensor& index, const char* op, F f) {
+  check<DTypeError>(index.dtype() == i64, "{}: indices must be i64, got {}", op, index.dtype());
+  check<ShapeError>(index.dim() == x.dim(), "{}: index shape {} and input shape {} differ in ndim", op, index.shape(),
+                    x.shape());
+  for (int64_t d = 0; d < x.dim(); ++d)
+    check<ShapeError>(d == dim || index.shape()[d] <= x.shape()[d], "{}: index shape {} exceeds input shape {} at dim {}",
+                      op, index.shape(), x.shape(), d);
+  Tensor ic = index.contiguous();
+  const int64_t* pi = ic.data<int64_t>();
+  Strides xs = contiguous_strides(x.shape()), is = contiguous_strides(index.shape());
+  const int64_t size = x.dim() ? x.shape()[dim] : 1;
+  for (int64_t p = 0; p < ic.numel(); ++p) {
+    int64_t v = pi[p], off = 0, rem = p;
+    check<IndexError>(v >= -size && v < size, "{}: index {} is out of range for size {}", op, v, size);
+    if (v < 0) v += size;
+    for (int64_t d = 0; d < x.dim(); ++d) {
+      int64_t coord = rem / is[d];
+      rem %= is[d];
+      off += (d == dim ? v : coord) * xs[d];
+    }
+    f(p, off);
+  }
+}
+
+}  // namespace
+
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  dim = normalize_dim(dim, x.dim(), "gather");
+  Tensor c = x.contiguous(), out = empty(index.shape(), x.dtype());
+  detail::dispatch(x.dtype(), [&](auto z) {
+    using T = decltype(z);
+    const T* px = c.data<T>();
+    T* po = out.data<T>();
+    for_each_gathered(x, dim, index, "gather", [&](int64_t p, int64_t off) { po[p] = px[off]; });
+  });
+  return out;
+}
+
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source) {
+  dim = normalize_dim(dim, x.dim(), "scatter_add");
+  check<DTypeError>(x.dtype() == source.dtype(), "scatter_add: dtypes differ: {} vs {}", x.dtype(), source.dtype());
+  check<ShapeError>(source.shape() == index.shape(), "scatter_add: source shape {} differs from index shape {}",
+                    source.shape(), index.shape());
+  Tensor out = x.clone(), s = source.contiguous();
+  detail::dispatch_arith(x.dtype(), "scatter_add", [&](auto z) {
+    using T = decltype(z);
+    const T* ps = s.data<T>();
+    T* po = out.data<T>();
+    for_each_gathered(x, dim, index, "scatter_add", [&](int64_t p, int64_t off) { po[off] += ps[p]; });
+  });
+  return out;
+}
+
+Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
+  check<ValueError>(!ts.empty(), "cat: expected at least one tensor");
+  const Tensor& t0 = ts[0];
+  check<ShapeError>(t0.dim() > 0, "cat: zero-dimensional tensors cannot be concatenated");
+  dim = normalize_dim(dim, t0.dim(), "cat");
+  Shape shape = t0.shape();
+  shape[dim] = 0;
+  for (const Tensor& t : ts) {
+    check<DTypeError>(t.dtype() == t0.dtype(), "cat: dtypes differ: {} vs {}", t0.dtype(), t.dtype());
+    bool same = t.dim() == t0.dim();
+    for (int64_t d = 0; same && d < t.dim(); ++d) same = d == dim || t.shape()[d] == t0.shape()[d];
+    check<ShapeError>(same, "cat: shapes {} and {} differ outside dim {}", t0.shape(), t.shape(), dim);
+    shape[dim] += t.shape()[dim];
+  }
+  Tensor out = empty(shape, t0.dtype());
+  int64_t at = 0;
+  for (const Tensor& t : ts) {
+    out.narrow(dim, at, t.shape()[dim]).copy_(t);
+    at += t.shape()[dim];
+  }
+  out.storage()->version = 0;
+  return out;
+}
+
+Tensor stack(const std::vector<Tensor>& ts, int64_t dim) {
+  check<ValueError>(!ts.empty(), "stack: expected at least one tensor");
+  dim = normalize_dim(dim, ts[0].dim() + 1, "stack");
+  std::vector<Tensor> us;
+  for (const Tensor& t : ts) {
+    check<ShapeError>(t.shape() == ts[0].shape(), "stack: shapes differ: {} vs {}", ts[0].shape(), t.shape());
+    us.push_back(t.unsqueeze(dim));
+  }
+  return cat(us, dim);
+}
+
+}  // namespace tg

@@ -1,0 +1,95 @@
+// In-place writes (fill_, copy_, add_, mul_, addcmul_, addcdiv_): what optimizers and initialisers use to
+// update parameters without allocating. Each bumps the storage version, so autograd can tell a value it
+// saved was overwritten.
+#include "core/kernel_util.h"
+#include "core/ops.h"
+#include "core/parallel.h"
+
+namespace tg {
+namespace {
+
+// dst[i] = f(dst[i], a[i], b[i]) with a and b broadcast to dst's shape; all of dtype T.
+template <class T, class F>
+void update3(Tensor& dst, const Tensor& a, const Tensor& b, F f) {
+  T* pd = dst.data<T>();
+  const T *pa = a.data<T>(), *pb = b.data<T>();
+  const Shape& s = dst.shape();
+  if (dst.is_contiguous() && a.is_contiguous() && b.is_contiguous() && a.shape() == s && b.shape() == s) {
+    parallel_for(dst.numel(), 1 << 15, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) pd[i] = f(pd[i], pa[i], pb[i]);
+    });
+    return;
+  }
+  detail::visit<3>(s, {dst.strides(), detail::broadcast_strides(a, s), detail::broadcast_strides(b, s)},
+                   [&](const std::array<int64_t, 3>& o) { pd[o[0]] = f(pd[o[0]], pa[o[1]], pb[o[2]]); });
+}
+
+void check_operand(const Tensor& dst, const Tensor& src, const char* op) {
+  check<DTypeError>(src.dtype() == dst.dtype(), "{}: dtypes differ: {} vs {}", op, dst.dtype(), src.dtype());
+  check<ShapeError>(broadcast_shapes(dst.shape(), src.shape(), op) == dst.shape(),
+                    "{}: operand of shape {} does not broadcast to {}", op, src.shape(), dst.shape());
+}
+
+template <class F>
+Tensor& apply(Tensor& dst, const Tensor& a, const Tensor& b, const char* op, F f) {
+  check_operand(dst, a, op);
+  check_operand(dst, b, op);
+  detail::dispatch_arith(dst.dtype(), op, [&](auto z) {
+    using T = decltype(z);
+    update3<T>(dst, a, b, [&](T d, T x, T y) { return T(f(d, x, y)); });
+  });
+  ++dst.storage()->version;
+  return dst;
+}
+
+}  // namespace
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  check<ShapeError>(broadcast_shapes(shape_, src.shape(), "copy_") == shape_,
+                    "copy_: source of shape {} does not broadcast to {}", src.shape(), shape_);
+  detail::dispatch(dtype_, [&](auto zd) {
+    using D = decltype(zd);
+    detail::dispatch(src.dtype(), [&](auto zs) {
+      using S = decltype(zs);
+      D* pd = data<D>();
+      const S* ps = src.data<S>();
+      if (is_contiguous() && src.is_contiguous() && src.shape() == shape_) {
+        for (int64_t i = 0; i < numel_; ++i) pd[i] = D(ps[i]);
+        return;
+      }
+      detail::visit<2>(shape_, {strides_, detail::broadcast_strides(src, shape_)},
+                       [&](const std::array<int64_t, 2>& o) { pd[o[0]] = D(ps[o[1]]); });
+    });
+  });
+  ++storage_->version;
+  return *this;
+}
+
+Tensor& Tensor::fill_(double value) {
+  detail::dispatch(dtype_, [&](auto z) {
+    using T = decltype(z);
+    T* p = data<T>();
+    const T v = T(value);
+    detail::visit<1>(shape_, {strides_}, [&](const std::array<int64_t, 1>& o) { p[o[0]] = v; });
+  });
+  ++storage_->version;
+  return *this;
+}
+Tensor& Tensor::zero_() { return fill_(0.0); }
+
+Tensor& Tensor::add_(const Tensor& other, double alpha) {
+  return apply(*this, other, other, "add_", [alpha](auto d, auto x, auto) { return d + alpha * x; });
+}
+Tensor& Tensor::mul_(const Tensor& other) {
+  return apply(*this, other, other, "mul_", [](auto d, auto x, auto) { return d * x; });
+}
+Tensor& Tensor::mul_(double value) { return mul_(scalar_tensor(value, dtype_)); }
+Tensor& Tensor::addcmul_(const Tensor& a, const Tensor& b, double value) {
+  return apply(*this, a, b, "addcmul_", [value](auto d, auto x, auto y) { return d + value * x * y; });
+}
+Tensor& Tensor::addcdiv_(const Tensor& a, const Tensor& b, double value) {
+  check<DTypeError>(is_floating(dtype_), "addcdiv_: expected a floating dtype, got {}", dtype_);
+  return apply(*this, a, b, "addcdiv_", [value](auto d, auto x, auto y) { return d + value * x / y; });
+}
+
+}  // namespace tg

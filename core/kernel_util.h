@@ -1,0 +1,80 @@
+#pragma once
+// Internal to core's .cpp files: dtype dispatch (templates stay out of public headers) and the strided
+// loop every general-case kernel runs on.
+#include <array>
+#include <cstdint>
+
+#include "core/error.h"
+#include "core/tensor.h"
+
+namespace tg::detail {
+
+/// Calls f(T{}) with T the C++ type of `t`.
+template <class F>
+decltype(auto) dispatch(DType t, F&& f) {
+  switch (t) {
+    case DType::f32: return f(float{});
+    case DType::f64: return f(double{});
+    case DType::i64: return f(int64_t{});
+    case DType::boolean: return f(bool{});
+  }
+  throw DTypeError("unknown dtype");
+}
+
+/// Like dispatch, for f32/f64 only; DTypeError naming `op` otherwise.
+template <class F>
+decltype(auto) dispatch_float(DType t, const char* op, F&& f) {
+  check<DTypeError>(is_floating(t), "{}: expected a floating dtype (f32 or f64), got {}", op, t);
+  return t == DType::f32 ? f(float{}) : f(double{});
+}
+
+/// Like dispatch, for f32/f64/i64 (arithmetic); DTypeError naming `op` for bool.
+template <class F>
+decltype(auto) dispatch_arith(DType t, const char* op, F&& f) {
+  check<DTypeError>(t != DType::boolean, "{}: not defined for bool tensors (convert with to())", op);
+  return t == DType::f32 ? f(float{}) : t == DType::f64 ? f(double{}) : f(int64_t{});
+}
+
+/// Strides of `t` seen as broadcast to `shape` (0 on broadcast or missing leading dims).
+Strides broadcast_strides(const Tensor& t, const Shape& shape);
+
+/// Visits every index of `shape` in row-major order, calling f(offsets) where offsets[k] is the element
+/// offset of operand k under strides st[k]. The innermost dim is a plain loop.
+template <size_t N, class F>
+void visit(const Shape& shape, const std::array<Strides, N>& st, F&& f) {
+  const int64_t nd = int64_t(shape.size());
+  if (shape.numel() == 0) return;
+  std::array<int64_t, N> off{};
+  if (nd == 0) {
+    f(off);
+    return;
+  }
+  std::vector<int64_t> idx(nd, 0);
+  const int64_t inner = shape[nd - 1];
+  std::array<int64_t, N> inner_stride;
+  for (size_t k = 0; k < N; ++k) inner_stride[k] = st[k][nd - 1];
+  for (;;) {
+    std::array<int64_t, N> o = off;
+    for (int64_t i = 0; i < inner; ++i) {
+      f(o);
+      for (size_t k = 0; k < N; ++k) o[k] += inner_stride[k];
+    }
+    int64_t d = nd - 2;
+    for (; d >= 0; --d) {
+      for (size_t k = 0; k < N; ++k) off[k] += st[k][d];
+      if (++idx[d] < shape[d]) break;
+      for (size_t k = 0; k < N; ++k) off[k] -= st[k][d] * shape[d];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+/// Splits a contiguous tensor around `dim` into (outer, n, inner) so that element (o, j, i) sits at
+/// o·n·inner + j·inner + i.
+struct Around {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+Around around(const Shape& shape, int64_t dim);
+
+}  // namespace tg::detail

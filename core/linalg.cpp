@@ -1,0 +1,80 @@
+// Matrix products on OpenBLAS. A 2-D operand whose view is a transposed contiguous matrix is passed to
+// cblas_?gemm with a transpose flag instead of being copied; batch dims broadcast as in PyTorch's matmul
+// and each batch entry is one GEMM call.
+#include <cblas.h>
+
+#include "core/kernel_util.h"
+#include "core/ops.h"
+
+namespace tg {
+namespace {
+
+// How a (rows, cols) matrix view can be handed to BLAS without copying.
+struct BlasMat {
+  Tensor t;  // the (possibly copied) view
+  CBLAS_TRANSPOSE trans;
+  int64_t ld;
+};
+
+BlasMat as_blas(const Tensor& m) {
+  int64_t r = m.size(-2), c = m.size(-1), sr = m.strides()[m.dim() - 2], sc = m.strides()[m.dim() - 1];
+  if ((sc == 1 || c == 1) && sr >= std::max<int64_t>(c, 1)) return {m, CblasNoTrans, sr};
+  if ((sr == 1 || r == 1) && sc >= std::max<int64_t>(r, 1)) return {m, CblasTrans, sc};
+  Tensor cm = m.contiguous();
+  return {cm, CblasNoTrans, std::max<int64_t>(c, 1)};
+}
+
+template <class T>
+void gemm(const BlasMat& a, const BlasMat& b, T* c, int64_t M, int64_t N, int64_t K) {
+  const T* pa = a.t.template data<T>();
+  const T* pb = b.t.template data<T>();
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0f, pa, a.ld, pb, b.ld, 0.0f, c, std::max<int64_t>(N, 1));
+  else
+    cblas_dgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0, pa, a.ld, pb, b.ld, 0.0, c, std::max<int64_t>(N, 1));
+}
+
+// (..., M, K) @ (..., K, N) with at least 2 dims each.
+Tensor batched(const Tensor& a, const Tensor& b) {
+  const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
+  Shape ba(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
+  Shape batch = broadcast_shapes(ba, bb, "matmul");
+  Shape out_shape = batch;
+  out_shape.push_back(M);
+  out_shape.push_back(N);
+  if (bb.empty() && !ba.empty()) return batched(a.reshape({-1, K}), b).reshape(out_shape);  // one GEMM for all rows
+  Tensor out = empty(out_shape, a.dtype());
+  if (K == 0) return out.zero_(), out;
+  Shape ea = batch, eb = batch;
+  ea.insert(ea.end(), {M, K});
+  eb.insert(eb.end(), {K, N});
+  Tensor a3 = a.expand(ea).reshape({-1, M, K}), b3 = b.expand(eb).reshape({-1, K, N});
+  const int64_t nb = batch.numel();
+  detail::dispatch_float(a.dtype(), "matmul", [&](auto z) {
+    using T = decltype(z);
+    T* pc = out.data<T>();
+    for (int64_t i = 0; i < nb && M * N > 0; ++i)
+      gemm<T>(as_blas(a3.select(0, i)), as_blas(b3.select(0, i)), pc + i * M * N, M, N, K);
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check<DTypeError>(a.dtype() == b.dtype(), "matmul: dtypes differ: {} vs {} (shapes {} @ {})", a.dtype(), b.dtype(),
+                    a.shape(), b.shape());
+  check<DTypeError>(is_floating(a.dtype()), "matmul: expected f32 or f64, got {} (shapes {} @ {})", a.dtype(),
+                    a.shape(), b.shape());
+  check<ShapeError>(a.dim() >= 1 && b.dim() >= 1, "matmul: both operands need at least 1 dim: {} @ {}", a.shape(),
+                    b.shape());
+  check<ShapeError>(a.size(-1) == b.size(b.dim() == 1 ? 0 : -2), "matmul: inner dimensions differ: {} @ {}",
+                    a.shape(), b.shape());
+  Tensor a2 = a.dim() == 1 ? a.unsqueeze(0) : a, b2 = b.dim() == 1 ? b.unsqueeze(1) : b;
+  Tensor out = batched(a2, b2);
+  if (a.dim() == 1) out = out.squeeze(-2);
+  if (b.dim() == 1) out = out.squeeze(-1);
+  return out;
+}
+
+}  // namespace tg

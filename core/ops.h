@@ -1,0 +1,130 @@
+#pragma once
+// Kernels on tensors: each takes tensors and returns a new contiguous tensor. Binary ops follow NumPy
+// broadcasting; both operands must have the same dtype (a double operand takes the tensor's dtype).
+// Float-only ops (exp, log, softmax, ...) throw DTypeError on i64/bool; matmul refuses i64.
+#include <optional>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace tg {
+
+// ---- elementwise, binary (broadcasting) ----
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+/// True division; refuses i64/bool (PyTorch would promote to float: convert with to() first).
+Tensor div(const Tensor& a, const Tensor& b);
+/// a ** b elementwise (float only).
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, double exponent);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(double a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+
+// ---- comparisons and masks (results are bool) ----
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, double b);
+Tensor ne(const Tensor& a, double b);
+Tensor lt(const Tensor& a, double b);
+Tensor le(const Tensor& a, double b);
+Tensor gt(const Tensor& a, double b);
+Tensor ge(const Tensor& a, double b);
+Tensor logical_not(const Tensor& mask);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+/// cond ? a : b, all three broadcast together; cond must be bool, a and b the same dtype.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+/// x with `value` wherever mask (bool, broadcast to x) is true.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+/// True when no element is NaN or ±inf (always true for i64/bool).
+bool all_finite(const Tensor& x);
+
+// ---- elementwise, unary ----
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor sign(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor erf(const Tensor& x);
+/// 1 / (1 + exp(-x)), computed without overflow for large |x|.
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+/// x·Φ(x) (Hendrycks & Gimpel 2016); with `tanh_approx`, 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))).
+Tensor gelu(const Tensor& x, bool tanh_approx = false);
+/// Limits x to [lo, hi]; either bound may be absent. ValueError when lo > hi.
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
+
+// ---- reductions ----
+/// Sum over `dims` (empty = all dims); an empty dim sums to 0. i64/bool sum to i64.
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+/// Mean over `dims` (empty = all); an empty dim gives NaN, as PyTorch. Float only.
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+/// Variance over `dims` (empty = all): Σ(x - mean)² / (N - correction); correction 1 is unbiased.
+Tensor var(const Tensor& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1, bool keepdim = false);
+/// Stable log Σ exp(x) over `dims` (empty = all): max-shifted, and -inf rows give -inf, not NaN.
+Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+/// Largest value over `dims` (empty = all); IndexError over an empty dim.
+Tensor amax(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+/// Values and i64 indices (first occurrence) of the maximum along `dim`.
+struct ValuesIndices {
+  Tensor values, indices;
+};
+ValuesIndices max(const Tensor& x, int64_t dim, bool keepdim = false);
+ValuesIndices min(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
+
+// ---- linear algebra ----
+/// PyTorch matmul: 1-D·1-D dot, 2-D @ 2-D, batched (..., M, K) @ (..., K, N) with broadcast batch dims,
+/// 1-D operands promoted and the added dim removed. On cblas_sgemm/dgemm; ShapeError naming both shapes.
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- normalisation ----
+/// Softmax along `dim`, max-shifted for stability. A line that is all -inf (fully masked) gives zeros,
+/// where PyTorch gives NaN.
+Tensor softmax(const Tensor& x, int64_t dim);
+/// log softmax along `dim`: x - logsumexp(x), stable for logits of any size.
+Tensor log_softmax(const Tensor& x, int64_t dim);
+/// Layer-norm statistics over the last `normalized_ndim` dims (two-pass in double: exact for rows with a
+/// large mean and tiny variance). `output` = (x - mean)·rstd; mean, rstd keep the normalized dims as size 1.
+struct Normalized {
+  Tensor output, mean, rstd;
+};
+Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps);
+
+// ---- indexing and joining ----
+/// Entries of x at `index` (i64, 1-D) along `dim`; IndexError naming an index out of range.
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+/// A copy of x with source's slices added at `index` along `dim` (repeated indices accumulate).
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
+/// out[..i..] = x[..index[..i..]..] along `dim`; index has x's ndim and sizes ≤ x's off `dim`.
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
+/// A copy of x with source added at the positions `index` names along `dim` (the adjoint of gather).
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
+/// Concatenation along `dim`; all shapes equal off `dim`, all dtypes equal.
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
+/// Stacks equal-shaped tensors along a new dim.
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim);
+
+}  // namespace tg

@@ -1,0 +1,117 @@
+// A small thread pool for our kernels. Workers sleep on a condition variable between jobs (no spinning),
+// so they do not compete with OpenBLAS's own threads; set_num_threads sizes both pools together.
+#include "core/parallel.h"
+
+#include <cblas.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+
+namespace tg {
+namespace {
+
+class Pool {
+ public:
+  explicit Pool(int n) { resize(n); }
+  ~Pool() { stop(); }
+  int size() const { return int(workers_.size()) + 1; }
+
+  void resize(int n) {
+    stop();
+    done_ = false;
+    for (int i = 1; i < n; ++i) workers_.emplace_back([this, i] { loop(i); });
+  }
+
+  // Runs chunk(i) for i in [0, chunks); the caller runs chunk 0 itself.
+  void run(int chunks, const std::function<void(int)>& chunk) {
+    std::unique_lock lock(mu_);
+    job_ = &chunk, chunks_ = chunks, pending_ = chunks - 1, ++generation_;
+    lock.unlock();
+    wake_.notify_all();
+    chunk(0);
+    lock.lock();
+    finished_.wait(lock, [&] { return pending_ == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  void loop(int id) {
+    uint64_t seen = 0;
+    for (;;) {
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, [&] { return done_ || generation_ != seen; });
+      if (done_) return;
+      seen = generation_;
+      if (id >= chunks_) continue;
+      const auto* job = job_;
+      lock.unlock();
+      (*job)(id);
+      lock.lock();
+      if (--pending_ == 0) finished_.notify_one();
+    }
+  }
+  void stop() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    for (auto& w : workers_) w.join();
+    workers_.clear();
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable wake_, finished_;
+  const std::function<void(int)>* job_ = nullptr;
+  int chunks_ = 0, pending_ = 0;
+  uint64_t generation_ = 0;
+  bool done_ = false;
+};
+
+int default_threads() { return std::max(1, int(std::thread::hardware_concurrency())); }
+int g_threads = default_threads();
+thread_local bool t_in_parallel = false;
+std::mutex g_pool_mu;  // one parallel region at a time; others run serially
+
+Pool& pool() {
+  static Pool p(g_threads);
+  return p;
+}
+
+}  // namespace
+
+void set_num_threads(int n) {
+  check<ValueError>(n >= 1, "set_num_threads: need at least 1 thread, got {}", n);
+  std::lock_guard lock(g_pool_mu);
+  g_threads = n;
+  pool().resize(n);
+  openblas_set_num_threads(n);
+}
+
+int get_num_threads() { return g_threads; }
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
+  if (n <= 0) return;
+  int64_t chunks = std::min<int64_t>(g_threads, (n + grain - 1) / std::max<int64_t>(grain, 1));
+  std::unique_lock lock(g_pool_mu, std::defer_lock);
+  if (chunks <= 1 || t_in_parallel || !lock.try_lock()) return f(0, n);
+  t_in_parallel = true;
+  pool().run(int(chunks), [&](int i) {
+    bool outer = t_in_parallel;
+    t_in_parallel = true;
+    f(n * i / chunks, n * (i + 1) / chunks);
+    t_in_parallel = outer;
+  });
+  t_in_parallel = false;
+}
+
+BlasInfo blas_info() {
+  return {"OpenBLAS", openblas_get_config(), openblas_get_corename(), openblas_get_num_threads()};
+}
+
+}  // namespace tg

@@ -1,0 +1,24 @@
+#pragma once
+// Threads: one small pool of our own for large elementwise and reduction kernels, sized together with
+// OpenBLAS's pool so that the two never run more threads than asked for.
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace tg {
+
+/// Sets the thread count of tensorgrad's kernels and of OpenBLAS together (n >= 1, else ValueError).
+void set_num_threads(int n);
+int get_num_threads();
+
+/// Runs f(begin, end) over [0, n) in chunks of at least `grain` items, on up to get_num_threads() threads.
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
+
+/// What BLAS we run on: OpenBLAS's build config, its kernel core (e.g. "SkylakeX", "Prescott") and threads.
+struct BlasInfo {
+  std::string library, config, core;
+  int threads = 1;
+};
+BlasInfo blas_info();
+
+}  // namespace tg

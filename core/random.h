@@ -1,0 +1,47 @@
+#pragma once
+// Random numbers: a seedable generator (mt19937_64) and the factories that draw from it. Every draw has a
+// fixed order, so the same seed gives the same tensors on every run and machine with the same libstdc++.
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace tg {
+
+/// A seeded stream of random numbers. Not thread-safe: one per thread, or guard it.
+class Generator {
+ public:
+  explicit Generator(uint64_t seed = 0) : engine_(seed) {}
+  void manual_seed(uint64_t seed) { engine_.seed(seed); }
+  /// Uniform in [0, 1) with 53 random bits.
+  double uniform();
+  /// Standard normal (Box-Muller on two uniforms; no cached second value, so state is simple).
+  double normal();
+  /// Uniform integer in [0, n); n > 0.
+  uint64_t below(uint64_t n);
+  /// The full engine state as text, and its restoration (for checkpoints that resume exactly).
+  std::string get_state() const;
+  void set_state(const std::string& state);
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+/// The process-wide generator used when none is passed.
+Generator& default_generator();
+/// Seeds the default generator.
+void manual_seed(uint64_t seed);
+
+/// Standard normal samples.
+Tensor randn(const Shape& shape, DType dtype = f32, Generator* gen = nullptr);
+/// Uniform samples in [low, high).
+Tensor rand(const Shape& shape, DType dtype = f32, Generator* gen = nullptr, double low = 0.0, double high = 1.0);
+/// Uniform i64 integers in [low, high); ValueError when high <= low.
+Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen = nullptr);
+/// 1 with probability p, else 0; ValueError unless 0 <= p <= 1.
+Tensor bernoulli(const Shape& shape, double p, DType dtype = f32, Generator* gen = nullptr);
+/// A random permutation of 0..n-1 (i64, Fisher-Yates).
+Tensor randperm(int64_t n, Generator* gen = nullptr);
+
+}  // namespace tg

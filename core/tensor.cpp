@@ -1,0 +1,281 @@
+// Tensor handles and views: storage allocation, shape/stride bookkeeping for every view, and the
+// element accessors. Kernels that touch values live in the other files of core/.
+#include "core/tensor.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <optional>
+
+#include "core/error.h"
+#include "core/kernel_util.h"
+
+namespace tg {
+
+Storage::Storage(int64_t n) : nbytes(n) {
+  size_t bytes = size_t((n + 63) / 64 * 64);
+  data = bytes ? std::aligned_alloc(64, bytes) : nullptr;
+  if (bytes && !data) throw std::bad_alloc();
+}
+Storage::~Storage() { std::free(data); }
+
+Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset, DType dtype)
+    : storage_(std::move(storage)), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset),
+      numel_(shape_.numel()), dtype_(dtype) {}
+
+int64_t Tensor::size(int64_t d) const { return shape_[normalize_dim(d, dim(), "size")]; }
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    if (shape_[d] == 1) continue;
+    if (strides_[d] != expected) return false;
+    expected *= shape_[d];
+  }
+  return true;
+}
+
+template <class T>
+T* Tensor::data() const {
+  DType want = std::is_same_v<T, float> ? f32 : std::is_same_v<T, double> ? f64 : std::is_same_v<T, bool> ? boolean : i64;
+  check<DTypeError>(defined(), "data: the tensor is undefined");
+  check<DTypeError>(dtype_ == want, "data: tensor has dtype {}, accessed as {}", dtype_, want);
+  return static_cast<T*>(storage_->data) + offset_;
+}
+template float* Tensor::data<float>() const;
+template double* Tensor::data<double>() const;
+template int64_t* Tensor::data<int64_t>() const;
+template bool* Tensor::data<bool>() const;
+
+double Tensor::item() const {
+  check<ValueError>(numel_ == 1, "item: expected a tensor with one element, got shape {}", shape_);
+  return detail::dispatch(dtype_, [&](auto t) { return double(data<decltype(t)>()[0]); });
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  if (!defined()) return {};
+  DType want = std::is_same_v<T, float> ? f32 : std::is_same_v<T, double> ? f64 : std::is_same_v<T, bool> ? boolean : i64;
+  Tensor c = to(want).contiguous();
+  const T* p = c.data<T>();
+  return std::vector<T>(p, p + numel_);
+}
+template std::vector<float> Tensor::to_vector<float>() const;
+template std::vector<double> Tensor::to_vector<double>() const;
+template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
+template std::vector<bool> Tensor::to_vector<bool>() const;
+
+// Resolves one -1 in a requested shape against numel (ShapeError when sizes do not multiply out).
+static Shape infer_shape(Shape shape, int64_t numel, const Shape& from, const char* op) {
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      check<ShapeError>(infer < 0, "{}: only one dimension can be -1, got {}", op, shape);
+      infer = int64_t(i);
+    } else {
+      check<ShapeError>(shape[i] >= 0, "{}: invalid size {} in shape {}", op, shape[i], shape);
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0) {
+    check<ShapeError>(known != 0 && numel % known == 0, "{}: shape {} is invalid for input of shape {}", op, shape, from);
+    shape[infer] = numel / known;
+  }
+  check<ShapeError>(shape.numel() == numel, "{}: shape {} is invalid for input of shape {} ({} elements)", op, shape,
+                    from, numel);
+  return shape;
+}
+
+// Strides that let `old` be viewed as `shape` without copying, or nullopt (PyTorch's computeStride).
+static std::optional<Strides> view_strides(const Shape& old, const Strides& st, const Shape& shape) {
+  if (old.numel() == 0 || old.empty()) return contiguous_strides(shape);
+  Strides out(shape.size());
+  int64_t view_d = int64_t(shape.size()) - 1, base = st.back(), tensor_numel = 1, view_numel = 1;
+  for (int64_t d = int64_t(old.size()) - 1; d >= 0; --d) {
+    tensor_numel *= old[d];
+    if (d == 0 || (old[d - 1] != 1 && st[d - 1] != tensor_numel * base)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+        out[view_d] = view_numel * base;
+        view_numel *= shape[view_d--];
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (d > 0) base = st[d - 1], tensor_numel = 1, view_numel = 1;
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+Tensor Tensor::view(const Shape& requested) const {
+  Shape shape = infer_shape(requested, numel_, shape_, "view");
+  auto st = view_strides(shape_, strides_, shape);
+  check<ShapeError>(st.has_value(), "view: cannot view a tensor of shape {} with strides ({}) as {}: use reshape",
+                    shape_, fmt::join(strides_, ", "), shape);
+  return Tensor(storage_, shape, *st, offset_, dtype_);
+}
+
+Tensor Tensor::reshape(const Shape& requested) const {
+  Shape shape = infer_shape(requested, numel_, shape_, "reshape");
+  if (auto st = view_strides(shape_, strides_, shape)) return Tensor(storage_, shape, *st, offset_, dtype_);
+  return contiguous().view(shape);
+}
+
+Tensor Tensor::flatten(int64_t start, int64_t end) const {
+  if (dim() == 0) return reshape({1});
+  start = normalize_dim(start, dim(), "flatten");
+  end = normalize_dim(end, dim(), "flatten");
+  check<IndexError>(start <= end, "flatten: start dim {} is after end dim {}", start, end);
+  Shape s(shape_.begin(), shape_.begin() + start);
+  int64_t n = 1;
+  for (int64_t d = start; d <= end; ++d) n *= shape_[d];
+  s.push_back(n);
+  s.insert(s.end(), shape_.begin() + end + 1, shape_.end());
+  return reshape(s);
+}
+
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  std::vector<int64_t> p(dim());
+  for (int64_t i = 0; i < dim(); ++i) p[i] = i;
+  if (dim() == 0) return *this;
+  std::swap(p[normalize_dim(d0, dim(), "transpose")], p[normalize_dim(d1, dim(), "transpose")]);
+  return permute(p);
+}
+
+Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
+  check<ShapeError>(int64_t(dims.size()) == dim(), "permute: got {} dims for a tensor of shape {}", dims.size(), shape_);
+  Shape s(dims.size());
+  Strides st(dims.size());
+  std::vector<bool> seen(dims.size(), false);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = normalize_dim(dims[i], dim(), "permute");
+    check<IndexError>(!seen[d], "permute: dim {} repeated in ({})", d, fmt::join(dims, ", "));
+    seen[d] = true;
+    s[i] = shape_[d];
+    st[i] = strides_[d];
+  }
+  return Tensor(storage_, s, st, offset_, dtype_);
+}
+
+Tensor Tensor::mT() const {
+  check<ShapeError>(dim() >= 2, "mT: expected at least 2 dims, got shape {}", shape_);
+  return transpose(-2, -1);
+}
+
+Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
+  d = normalize_dim(d, dim(), "slice");
+  check<ValueError>(step > 0, "slice: step must be positive, got {}", step);
+  int64_t n = shape_[d];
+  if (start < 0) start += n;
+  if (end < 0) end += n;
+  start = std::clamp<int64_t>(start, 0, n);
+  end = std::clamp<int64_t>(end, start, n);
+  Shape s = shape_;
+  Strides st = strides_;
+  s[d] = (end - start + step - 1) / step;
+  st[d] *= step;
+  return Tensor(storage_, s, st, offset_ + start * strides_[d], dtype_);
+}
+
+Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  d = normalize_dim(d, dim(), "narrow");
+  check<IndexError>(start >= 0 && length >= 0 && start + length <= shape_[d],
+                    "narrow: range [{}, {}) out of bounds for dim {} of shape {}", start, start + length, d, shape_);
+  return slice(d, start, start + length);
+}
+
+Tensor Tensor::select(int64_t d, int64_t index) const {
+  d = normalize_dim(d, dim(), "select");
+  int64_t n = shape_[d];
+  check<IndexError>(index >= -n && index < n, "select: index {} out of range for dim {} of size {}", index, d, n);
+  if (index < 0) index += n;
+  Shape s = shape_;
+  Strides st = strides_;
+  s.erase(s.begin() + d);
+  st.erase(st.begin() + d);
+  return Tensor(storage_, s, st, offset_ + index * strides_[d], dtype_);
+}
+
+Tensor Tensor::unsqueeze(int64_t d) const {
+  d = normalize_dim(d, dim() + 1, "unsqueeze");
+  Shape s = shape_;
+  Strides st = strides_;
+  int64_t stride = d < dim() ? shape_[d] * strides_[d] : 1;
+  s.insert(s.begin() + d, 1);
+  st.insert(st.begin() + d, stride);
+  return Tensor(storage_, s, st, offset_, dtype_);
+}
+
+Tensor Tensor::squeeze(int64_t d) const {
+  if (dim() == 0) return *this;
+  d = normalize_dim(d, dim(), "squeeze");
+  if (shape_[d] != 1) return *this;
+  Shape s = shape_;
+  Strides st = strides_;
+  s.erase(s.begin() + d);
+  st.erase(st.begin() + d);
+  return Tensor(storage_, s, st, offset_, dtype_);
+}
+
+Tensor Tensor::squeeze() const {
+  Shape s;
+  Strides st;
+  for (int64_t d = 0; d < dim(); ++d)
+    if (shape_[d] != 1) s.push_back(shape_[d]), st.push_back(strides_[d]);
+  return Tensor(storage_, s, st, offset_, dtype_);
+}
+
+Tensor Tensor::expand(const Shape& shape) const {
+  check<ShapeError>(shape.size() >= shape_.size(), "expand: cannot expand shape {} to {}: fewer dims", shape_, shape);
+  size_t lead = shape.size() - shape_.size();
+  Shape s(shape.size());
+  Strides st(shape.size(), 0);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i < lead) {
+      check<ShapeError>(shape[i] >= 0, "expand: size -1 not allowed for new leading dim in {}", shape);
+      s[i] = shape[i];
+      continue;
+    }
+    int64_t old = shape_[i - lead], want = shape[i] == -1 ? old : shape[i];
+    check<ShapeError>(want == old || old == 1, "expand: shape {} cannot be expanded to {}", shape_, shape);
+    s[i] = want;
+    st[i] = want == old ? strides_[i - lead] : 0;
+  }
+  return Tensor(storage_, s, st, offset_, dtype_);
+}
+
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(shape_, dtype_);
+  out.copy_(*this);
+  out.storage()->version = 0;
+  return out;
+}
+
+Tensor Tensor::to(DType t) const {
+  if (t == dtype_) return *this;
+  Tensor out = empty(shape_, t);
+  out.copy_(*this);
+  out.storage()->version = 0;
+  return out;
+}
+
+namespace detail {
+
+Strides broadcast_strides(const Tensor& t, const Shape& shape) {
+  Strides st(shape.size(), 0);
+  size_t lead = shape.size() - t.shape().size();
+  for (size_t i = 0; i < t.shape().size(); ++i)
+    st[lead + i] = t.shape()[i] == 1 ? 0 : t.strides()[i];
+  return st;
+}
+
+Around around(const Shape& shape, int64_t dim) {
+  Around a;
+  for (int64_t d = 0; d < int64_t(shape.size()); ++d) (d < dim ? a.outer : d == dim ? a.n : a.inner) *= shape[d];
+  return a;
+}
+
+}  // namespace detail
+}  // namespace tg

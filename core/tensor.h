@@ -1,0 +1,133 @@
+#pragma once
+// Tensor: a strided view of shared storage. Views (reshape, transpose, slice, expand, ...) share storage
+// and differ only in shape, strides (in elements, row-major) and offset; nothing here knows of gradients.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/shape.h"
+
+namespace tg {
+
+/// A 64-byte aligned, reference-counted buffer. `version` counts in-place writes, so that a value saved
+/// for later (by autograd, say) can tell it was modified.
+struct Storage {
+  explicit Storage(int64_t nbytes);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  void* data = nullptr;
+  int64_t nbytes = 0;
+  uint64_t version = 0;
+};
+
+/// An n-d array of f32, f64, i64 or bool. Copying a Tensor copies the handle, not the data.
+class Tensor {
+ public:
+  Tensor() = default;  ///< An undefined tensor (`defined()` is false).
+  Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset, DType dtype);
+
+  bool defined() const { return storage_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  const Strides& strides() const { return strides_; }
+  int64_t offset() const { return offset_; }
+  int64_t dim() const { return int64_t(shape_.size()); }
+  /// Size of dimension `d` (negative counts from the end); throws IndexError when out of range.
+  int64_t size(int64_t d) const;
+  int64_t numel() const { return numel_; }
+  bool is_contiguous() const;
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+  /// Number of in-place writes to the underlying storage so far.
+  uint64_t version() const { return storage_ ? storage_->version : 0; }
+
+  /// Pointer to the first element (at `offset()`); T must match dtype (float, double, int64_t, bool), else
+  /// DTypeError. Index it with `strides()`, or flat when `is_contiguous()`.
+  template <class T>
+  T* data() const;
+  /// The value of a one-element tensor as double; ValueError when numel() != 1.
+  double item() const;
+  /// All elements in row-major order, converted to T (float, double, int64_t or bool).
+  template <class T>
+  std::vector<T> to_vector() const;
+
+  // ---- views: share storage ----
+  /// Same data, new shape (one size may be -1); copies only when the strides do not allow a view.
+  Tensor reshape(const Shape& shape) const;
+  /// Like reshape but never copies: throws ShapeError when the strides do not allow a view.
+  Tensor view(const Shape& shape) const;
+  /// Merges dims start..end (inclusive) into one.
+  Tensor flatten(int64_t start = 0, int64_t end = -1) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  /// Reorders dims: result dim i is input dim dims[i]; dims must be a permutation.
+  Tensor permute(const std::vector<int64_t>& dims) const;
+  /// Transpose of the last two dims (matrix transpose of a batch).
+  Tensor mT() const;
+  /// Elements start, start+step, ... < end along `dim`, Python-style clamping and negative indices; step > 0.
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  /// Removes `dim`, keeping entry `index` (negative counts from the end).
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor unsqueeze(int64_t dim) const;
+  /// Removes `dim` if its size is 1 (otherwise returns the same view, as PyTorch).
+  Tensor squeeze(int64_t dim) const;
+  /// Removes every size-1 dim.
+  Tensor squeeze() const;
+  /// Broadcasts size-1 dims to `shape` with stride 0 (-1 keeps a size); new leading dims may be added.
+  Tensor expand(const Shape& shape) const;
+
+  // ---- copies ----
+  /// This tensor if already contiguous, else a contiguous copy.
+  Tensor contiguous() const;
+  /// A contiguous copy that shares nothing with this tensor.
+  Tensor clone() const;
+  /// Converted to `dtype` (a copy, or this tensor when the dtype already matches).
+  Tensor to(DType dtype) const;
+
+  // ---- in place (bump the storage version) ----
+  Tensor& fill_(double value);
+  Tensor& zero_();
+  /// Copies `src` (broadcast to this shape, converted to this dtype) into this tensor's elements.
+  Tensor& copy_(const Tensor& src);
+  /// this += alpha * other (other broadcast to this shape).
+  Tensor& add_(const Tensor& other, double alpha = 1.0);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(double value);
+  /// this += value * a * b, elementwise (the optimizers' moment update).
+  Tensor& addcmul_(const Tensor& a, const Tensor& b, double value = 1.0);
+  /// this += value * a / b, elementwise (the optimizers' parameter update).
+  Tensor& addcdiv_(const Tensor& a, const Tensor& b, double value = 1.0);
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  Shape shape_;
+  Strides strides_;
+  int64_t offset_ = 0;
+  int64_t numel_ = 0;
+  DType dtype_ = DType::f32;
+};
+
+// ---- factories ----
+/// Uninitialised contiguous tensor.
+Tensor empty(const Shape& shape, DType dtype = f32);
+Tensor zeros(const Shape& shape, DType dtype = f32);
+Tensor ones(const Shape& shape, DType dtype = f32);
+Tensor full(const Shape& shape, double value, DType dtype = f32);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+/// start, start+step, ... < end (1-D); ValueError for step == 0 or an infinite range.
+Tensor arange(double start, double end, double step = 1.0, DType dtype = f32);
+/// n×n identity.
+Tensor eye(int64_t n, DType dtype = f32);
+/// A tensor of `shape` holding `values` in row-major order; ShapeError when the counts differ.
+Tensor tensor(const std::vector<double>& values, const Shape& shape, DType dtype = f32);
+/// A 1-D tensor holding `values`.
+Tensor tensor(const std::vector<double>& values, DType dtype = f32);
+/// An i64 tensor of `shape` (exact for every int64 value, unlike the double overload).
+Tensor index_tensor(const std::vector<int64_t>& values, const Shape& shape);
+/// A 0-d tensor.
+Tensor scalar_tensor(double value, DType dtype = f32);
+
+}  // namespace tg

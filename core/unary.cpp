@@ -1,0 +1,103 @@
+// Unary elementwise kernels (neg, exp, tanh, gelu, ...), and all_finite. Contiguous inputs take a flat,
+// threaded loop the compiler vectorises; other layouts the strided visit.
+#include <cmath>
+
+#include "core/kernel_util.h"
+#include "core/ops.h"
+#include "core/parallel.h"
+
+namespace tg {
+namespace {
+
+template <class T, class F>
+Tensor unary_typed(const Tensor& x, F f) {
+  Tensor out = empty(x.shape(), x.dtype());
+  const T* px = x.data<T>();
+  T* po = out.data<T>();
+  if (x.is_contiguous()) {
+    parallel_for(x.numel(), 1 << 14, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) po[i] = f(px[i]);
+    });
+  } else {
+    int64_t i = 0;
+    detail::visit<1>(x.shape(), {x.strides()}, [&](const std::array<int64_t, 1>& o) { po[i++] = f(px[o[0]]); });
+  }
+  return out;
+}
+
+template <class F>
+Tensor unary_float(const Tensor& x, const char* op, F f) {
+  return detail::dispatch_float(x.dtype(), op, [&](auto z) {
+    using T = decltype(z);
+    return unary_typed<T>(x, [&](T v) { return T(f(v)); });
+  });
+}
+
+template <class F>
+Tensor unary_arith(const Tensor& x, const char* op, F f) {
+  return detail::dispatch_arith(x.dtype(), op, [&](auto z) {
+    using T = decltype(z);
+    return unary_typed<T>(x, [&](T v) { return T(f(v)); });
+  });
+}
+
+}  // namespace
+
+Tensor neg(const Tensor& x) { return unary_arith(x, "neg", [](auto v) { return -v; }); }
+Tensor abs(const Tensor& x) { return unary_arith(x, "abs", [](auto v) { return v < 0 ? -v : v; }); }
+Tensor sign(const Tensor& x) { return unary_arith(x, "sign", [](auto v) { return (v > 0) - (v < 0); }); }
+Tensor relu(const Tensor& x) { return unary_arith(x, "relu", [](auto v) { return v > 0 ? v : decltype(v)(0); }); }
+Tensor exp(const Tensor& x) { return unary_float(x, "exp", [](auto v) { return std::exp(v); }); }
+Tensor log(const Tensor& x) { return unary_float(x, "log", [](auto v) { return std::log(v); }); }
+Tensor sqrt(const Tensor& x) { return unary_float(x, "sqrt", [](auto v) { return std::sqrt(v); }); }
+Tensor rsqrt(const Tensor& x) { return unary_float(x, "rsqrt", [](auto v) { return 1 / std::sqrt(v); }); }
+Tensor tanh(const Tensor& x) { return unary_float(x, "tanh", [](auto v) { return std::tanh(v); }); }
+Tensor erf(const Tensor& x) { return unary_float(x, "erf", [](auto v) { return std::erf(v); }); }
+
+// Branch on the sign so that exp never overflows: for v < 0, e^v / (1 + e^v).
+Tensor sigmoid(const Tensor& x) {
+  return unary_float(x, "sigmoid", [](auto v) {
+    using T = decltype(v);
+    if (v >= 0) return T(1) / (T(1) + std::exp(-v));
+    T e = std::exp(v);
+    return e / (T(1) + e);
+  });
+}
+
+Tensor gelu(const Tensor& x, bool tanh_approx) {
+  if (tanh_approx)
+    return unary_float(x, "gelu", [](auto v) {
+      using T = decltype(v);
+      const T k = T(0.7978845608028654);  // sqrt(2 / pi)
+      return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
+    });
+  return unary_float(x, "gelu", [](auto v) {
+    using T = decltype(v);
+    return T(0.5) * v * (T(1) + std::erf(v * T(0.7071067811865476)));
+  });
+}
+
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  check<ValueError>(!(lo && hi && *lo > *hi), "clamp: min {} is greater than max {}", lo.value_or(0), hi.value_or(0));
+  return unary_arith(x, "clamp", [&](auto v) {
+    using T = decltype(v);
+    if (v != v) return v;
+    if (lo && v < T(*lo)) return T(*lo);
+    if (hi && v > T(*hi)) return T(*hi);
+    return v;
+  });
+}
+
+bool all_finite(const Tensor& x) {
+  if (!is_floating(x.dtype())) return true;
+  return detail::dispatch_float(x.dtype(), "all_finite", [&](auto z) {
+    using T = decltype(z);
+    Tensor c = x.contiguous();
+    const T* p = c.data<T>();
+    bool ok = true;
+    for (int64_t i = 0; i < c.numel(); ++i) ok &= std::isfinite(p[i]);
+    return ok;
+  });
+}
+
+}  // namespace tg
