@@ -138,16 +138,16 @@ TEST_CASE("Vocab::load names the file and line of each problem") {
 
 // ---------------------------------------------------------------------------------------------- bundled data
 
-TEST_CASE("the bundled TSV holds the rows convert.py kept: amazon 990, imdb 997, yelp 996") {
+TEST_CASE("the bundled TSV holds all 1000 sentences of each source, repeats included") {
   std::vector<Example> all = read_examples(kBundled);
-  REQUIRE(all.size() == 2983);
+  REQUIRE(all.size() == 3000);
   std::map<std::string, int64_t> per_source;
   for (const Example& e : all) {
     ++per_source[e.source];
     CHECK((e.label == 0 || e.label == 1));
     CHECK(!tokenize(e.text).empty());
   }
-  CHECK(per_source == std::map<std::string, int64_t>{{"amazon", 990}, {"imdb", 997}, {"yelp", 996}});
+  CHECK(per_source == std::map<std::string, int64_t>{{"amazon", 1000}, {"imdb", 1000}, {"yelp", 1000}});
   CHECK(all.front().text == "So there is no way for me to plug it in here in the US unless I go by a converter.");
   CHECK(all.front().source == "amazon");
   CHECK(all.back().source == "yelp");
@@ -156,8 +156,11 @@ TEST_CASE("the bundled TSV holds the rows convert.py kept: amazon 990, imdb 997,
 TEST_CASE("split_reference makes every 5th sentence per source the test set") {
   std::vector<Example> all = read_examples(kBundled);
   Split split = split_reference(all);
-  CHECK(split.test.size() == 596);  // 990/5 + 997/5 + 996/5, rounded down: 198 + 199 + 199
-  CHECK(split.train.size() == 2387);
+  CHECK(split.test.size() == 600);  // 1000/5 per source: the fixed split, comparable with other frameworks
+  CHECK(split.train.size() == 2400);
+  std::map<std::string, int64_t> test_per_source;
+  for (const Example& e : split.test) ++test_per_source[e.source];
+  CHECK(test_per_source == std::map<std::string, int64_t>{{"amazon", 200}, {"imdb", 200}, {"yelp", 200}});
   // Recompute independently from the row order of the file.
   std::map<std::string, int64_t> index;
   std::vector<const Example*> expected_test, expected_train;
