@@ -6,3 +6,6 @@
 #include "core/parallel.h"
 #include "core/random.h"
 #include "core/tensor.h"
+#include "autograd/functions.h"
+#include "autograd/gradcheck.h"
+#include "autograd/variable.h"

@@ -1,0 +1,211 @@
+// The backward engine. It walks the graph behind the roots in reverse topological order (Kahn's algorithm
+// on dependency counts: iterative, so deep graphs do not overflow the stack), sums the gradients that
+// reach each node, un-broadcasts each input gradient to its input's shape once, checks shapes, versions
+// and (under AnomalyGuard) finiteness, accumulates into leaves, and frees the graph unless asked not to.
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "autograd/functions.h"
+#include "core/error.h"
+#include "core/ops.h"
+
+namespace tg {
+
+void Node::release() {
+  freed = true;
+  backward = nullptr;
+  output_value = Tensor();
+  std::vector<std::shared_ptr<AutogradMeta>> stack = std::move(inputs);
+  inputs.clear();
+  // Unlink a chain whose only owner is this node one link at a time, instead of by recursive destructors.
+  while (!stack.empty()) {
+    std::shared_ptr<AutogradMeta> m = std::move(stack.back());
+    stack.pop_back();
+    if (m && m.use_count() == 1 && m->grad_fn && m->grad_fn.use_count() == 1) {
+      std::shared_ptr<Node> n = std::move(m->grad_fn);
+      n->backward = nullptr;  // drops captured handles first, so the counts below are exact
+      for (auto& in : n->inputs) stack.push_back(std::move(in));
+      n->inputs.clear();
+    }
+  }
+}
+
+Node::~Node() { release(); }
+
+namespace {
+
+// Sums g over the dims that broadcasting added or stretched, giving `shape`.
+Variable unbroadcast(const Variable& g, const Shape& shape, const std::string& op) {
+  if (g.shape() == shape) return g;
+  check<ShapeError>(g.dim() >= int64_t(shape.size()), "{} backward: gradient of shape {} does not fit input {}", op,
+                    g.shape(), shape);
+  std::vector<int64_t> dims;
+  const size_t lead = g.dim() - shape.size();
+  for (size_t i = 0; i < size_t(g.dim()); ++i)
+    if (i < lead || (shape[i - lead] == 1 && g.shape()[i] != 1)) dims.push_back(int64_t(i));
+  Variable r = dims.empty() ? g : sum(g, dims, true);
+  if (lead) r = r.reshape(shape);
+  check<ShapeError>(r.shape() == shape, "{} backward: gradient of shape {} does not fit input {}", op, g.shape(),
+                    shape);
+  return r;
+}
+
+void accumulate(Variable& slot, const Variable& g) { slot = slot.defined() ? slot + g : g; }
+
+struct Walk {
+  std::vector<std::shared_ptr<Node>> nodes;  // keeps every node alive while the walk frees edges
+  std::unordered_map<Node*, int> deps;       // edges from reachable nodes into each node
+};
+
+Walk collect(const std::vector<Variable>& roots) {
+  Walk w;
+  std::vector<std::shared_ptr<Node>> stack;
+  for (const Variable& r : roots)
+    if (auto n = r.grad_fn(); n && !w.deps.count(n.get())) w.deps[n.get()] = 0, stack.push_back(n);
+  while (!stack.empty()) {
+    std::shared_ptr<Node> n = std::move(stack.back());
+    stack.pop_back();
+    for (const auto& in : n->inputs) {
+      if (!in || !in->grad_fn) continue;
+      Node* child = in->grad_fn.get();
+      if (w.deps[child]++ == 0) stack.push_back(in->grad_fn);
+    }
+    w.nodes.push_back(std::move(n));
+  }
+  return w;
+}
+
+void check_saved(const Node& n) {
+  check<ValueError>(!n.freed, "backward of {}: the graph was already freed by an earlier backward; pass "
+                    "retain_graph = true to backward through it twice", n.name);
+  for (size_t i = 0; i < n.versions.size(); ++i)
+    if (auto st = n.versions[i].first.lock())
+      check<ValueError>(st->version == n.versions[i].second,
+                        "backward of {}: input {} (shape {}) was modified in place after the op was recorded "
+                        "(version {} -> {})", n.name, i, n.input_shapes[i], n.versions[i].second, st->version);
+  check<ValueError>(!n.output_value.defined() || n.output_value.version() == n.output_version,
+                    "backward of {}: its output was modified in place after the op was recorded", n.name);
+}
+
+// Checks and un-broadcasts an op's input gradients.
+Grads input_grads(Node& n, const Variable& dy) {
+  Variable y(n.output_value, n.output.lock());
+  Grads g = n.backward(dy, y);
+  check<Error>(g.size() == n.inputs.size(), "backward of {}: returned {} gradients for {} inputs", n.name, g.size(),
+               n.inputs.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (!n.inputs[i] || !g[i].defined()) continue;
+    g[i] = unbroadcast(g[i], n.input_shapes[i], n.name);
+    check<DTypeError>(g[i].dtype() == n.input_dtypes[i], "backward of {}: gradient dtype {} for input of dtype {}",
+                      n.name, g[i].dtype(), n.input_dtypes[i]);
+    if (anomaly_mode_enabled())
+      check<ValueError>(all_finite(g[i].value()), "anomaly: backward of {} produced NaN or inf in the gradient of "
+                        "input {} (shape {})", n.name, i, n.input_shapes[i]);
+  }
+  return g;
+}
+
+// Where gradients go: into leaves' grad (backward), or into `captured` for the listed records (grad()).
+struct Sink {
+  bool create_graph;
+  std::unordered_map<AutogradMeta*, Variable>* captured;  // null for backward()
+
+  void leaf(const std::shared_ptr<AutogradMeta>& m, const Variable& g) const {
+    if (captured) {
+      if (auto it = captured->find(m.get()); it != captured->end()) accumulate(it->second, g);
+      return;
+    }
+    if (!m->requires_grad) return;
+    // A fresh copy on first store: an op may hand the same tensor to several inputs.
+    if (!m->grad) m->grad = std::make_shared<Variable>(create_graph ? g : Variable(g.value().clone()));
+    else *m->grad = create_graph ? *m->grad + g : Variable(m->grad->value() + g.value());
+  }
+};
+
+void run(const std::vector<Variable>& roots, const std::vector<Variable>& root_grads, bool retain_graph,
+         const Sink& sink) {
+  Walk w = collect(roots);
+  std::unordered_map<Node*, Variable> buffer;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    if (auto n = roots[i].grad_fn()) accumulate(buffer[n.get()], root_grads[i]);
+    else if (roots[i].requires_grad()) sink.leaf(roots[i].meta(), root_grads[i]);
+  }
+  auto later = [](Node* a, Node* b) { return a->sequence < b->sequence; };
+  std::priority_queue<Node*, std::vector<Node*>, decltype(later)> ready(later);
+  for (const auto& n : w.nodes)
+    if (w.deps[n.get()] == 0) ready.push(n.get());
+  GradModeGuard mode(sink.create_graph);
+  while (!ready.empty()) {
+    Node* n = ready.top();
+    ready.pop();
+    auto it = buffer.find(n);
+    if (it != buffer.end()) {
+      Variable dy = std::move(it->second);
+      buffer.erase(it);
+      check_saved(*n);
+      if (auto out = n->output.lock()) {
+        if (sink.captured) sink.leaf(out, dy);
+        else if (out->retains_grad) sink.leaf(out, dy);
+      }
+      Grads g = input_grads(*n, dy);
+      for (size_t i = 0; i < g.size(); ++i) {
+        const auto& in = n->inputs[i];
+        if (!in || !g[i].defined()) continue;
+        if (in->grad_fn) accumulate(buffer[in->grad_fn.get()], g[i]);
+        else sink.leaf(in, g[i]);
+      }
+    }
+    for (const auto& in : n->inputs)
+      if (in && in->grad_fn && --w.deps[in->grad_fn.get()] == 0) ready.push(in->grad_fn.get());
+    if (!retain_graph) n->release();
+  }
+}
+
+}  // namespace
+
+void Variable::backward(const BackwardOptions& options) const {
+  check<ValueError>(numel() == 1, "backward: output of shape {} is not a scalar; pass a grad_output of that shape",
+                    shape());
+  backward(ones_like(value_), options);
+}
+
+void Variable::backward(const Tensor& grad_output, const BackwardOptions& options) const {
+  check<ValueError>(requires_grad(), "backward: the variable does not require grad (no leaf it depends on does)");
+  check<ShapeError>(grad_output.shape() == shape() && grad_output.dtype() == dtype(),
+                    "backward: grad_output {} {} does not match the output {} {}", grad_output.shape(),
+                    grad_output.dtype(), shape(), dtype());
+  run({*this}, {Variable(grad_output)}, options.retain_graph || options.create_graph,
+      Sink{options.create_graph, nullptr});
+}
+
+std::vector<Variable> grad(const std::vector<Variable>& outputs, const std::vector<Variable>& inputs,
+                           const std::vector<Tensor>& grad_outputs, const GradOptions& options) {
+  check<ValueError>(grad_outputs.empty() || grad_outputs.size() == outputs.size(),
+                    "grad: {} grad_outputs for {} outputs", grad_outputs.size(), outputs.size());
+  std::vector<Variable> seeds;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    check<ValueError>(outputs[i].requires_grad(), "grad: output {} does not require grad", i);
+    if (grad_outputs.empty())
+      check<ValueError>(outputs[i].numel() == 1, "grad: output {} of shape {} is not a scalar; pass grad_outputs", i,
+                        outputs[i].shape());
+    seeds.emplace_back(grad_outputs.empty() ? ones_like(outputs[i].value()) : grad_outputs[i]);
+  }
+  std::unordered_map<AutogradMeta*, Variable> captured;
+  for (const Variable& v : inputs) {
+    check<ValueError>(v.requires_grad(), "grad: an input (shape {}) does not require grad", v.shape());
+    captured[v.meta().get()];
+  }
+  run(outputs, seeds, options.retain_graph || options.create_graph, Sink{options.create_graph, &captured});
+  std::vector<Variable> out;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Variable g = captured[inputs[i].meta().get()];
+    check<ValueError>(g.defined() || options.allow_unused,
+                      "grad: input {} (shape {}) was not used to compute the outputs; pass allow_unused", i,
+                      inputs[i].shape());
+    out.push_back(g);
+  }
+  return out;
+}
+
+}  // namespace tg

@@ -1,0 +1,118 @@
+#pragma once
+// Every differentiable function. Each is defined once, forward and backward side by side, in
+// functions/{elementwise,reduce,shape,linalg,nn}.cpp. Binary functions broadcast like NumPy; the engine
+// sums broadcast gradients back to each input's shape.
+#include <optional>
+#include <vector>
+
+#include "autograd/variable.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "core/random.h"
+
+namespace tg {
+
+// ---- elementwise (functions/elementwise.cpp) ----
+Variable add(const Variable& a, const Variable& b);
+Variable sub(const Variable& a, const Variable& b);
+Variable mul(const Variable& a, const Variable& b);
+Variable div(const Variable& a, const Variable& b);
+Variable neg(const Variable& x);
+Variable exp(const Variable& x);
+Variable log(const Variable& x);
+Variable sqrt(const Variable& x);
+Variable rsqrt(const Variable& x);
+Variable abs(const Variable& x);  ///< gradient sign(x), 0 at 0 (as PyTorch)
+Variable tanh(const Variable& x);
+Variable sigmoid(const Variable& x);
+Variable erf(const Variable& x);
+Variable relu(const Variable& x);  ///< gradient 0 at x = 0 (as PyTorch)
+/// GELU (Hendrycks & Gimpel 2016): x·Φ(x), or the tanh approximation.
+Variable gelu(const Variable& x, bool tanh_approx = false);
+/// x ** exponent for a constant exponent.
+Variable pow(const Variable& x, double exponent);
+/// a ** b elementwise (a > 0 where b's gradient is needed).
+Variable pow(const Variable& a, const Variable& b);
+/// Limits x to [lo, hi]; gradient 1 inside (bounds included, as PyTorch) and 0 outside.
+Variable clamp(const Variable& x, std::optional<double> lo, std::optional<double> hi);
+/// Elementwise min/max; where a == b each side gets half the gradient (the shares add up to it).
+Variable minimum(const Variable& a, const Variable& b);
+Variable maximum(const Variable& a, const Variable& b);
+/// cond ? a : b with a bool cond; the gradient goes to the side that was picked.
+Variable where(const Tensor& cond, const Variable& a, const Variable& b);
+/// x with `value` where mask is true; no gradient flows to the filled places.
+Variable masked_fill(const Variable& x, const Tensor& mask, double value);
+
+Variable operator+(const Variable& a, const Variable& b);
+Variable operator-(const Variable& a, const Variable& b);
+Variable operator*(const Variable& a, const Variable& b);
+Variable operator/(const Variable& a, const Variable& b);
+Variable operator-(const Variable& x);
+Variable operator+(const Variable& a, double b);
+Variable operator-(const Variable& a, double b);
+Variable operator*(const Variable& a, double b);
+Variable operator/(const Variable& a, double b);
+Variable operator+(double a, const Variable& b);
+Variable operator-(double a, const Variable& b);
+Variable operator*(double a, const Variable& b);
+Variable operator/(double a, const Variable& b);
+
+// ---- reductions (functions/reduce.cpp); empty dims = all ----
+Variable sum(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Variable mean(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+/// Σ(x - mean)² / (N - correction) over dims.
+Variable var(const Variable& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1, bool keepdim = false);
+/// log Σ exp(x), stable; gradient softmax(x).
+Variable logsumexp(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+/// Max over dims; tied maxima share the gradient equally (the shares add up to it).
+Variable amax(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Variable amin(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+
+// ---- views and joins (functions/shape.cpp) ----
+Variable reshape(const Variable& x, const Shape& shape);
+Variable flatten(const Variable& x, int64_t start = 0, int64_t end = -1);
+Variable transpose(const Variable& x, int64_t d0, int64_t d1);
+Variable permute(const Variable& x, const std::vector<int64_t>& dims);
+Variable slice(const Variable& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+Variable select(const Variable& x, int64_t dim, int64_t index);
+Variable unsqueeze(const Variable& x, int64_t dim);
+Variable squeeze(const Variable& x, int64_t dim);
+Variable expand(const Variable& x, const Shape& shape);
+Variable cat(const std::vector<Variable>& xs, int64_t dim);
+Variable stack(const std::vector<Variable>& xs, int64_t dim);
+
+// ---- linear algebra (functions/linalg.cpp) ----
+/// PyTorch matmul semantics (1-D, 2-D, batched with broadcast batch dims); dA = dC·Bᵀ, dB = Aᵀ·dC.
+Variable matmul(const Variable& a, const Variable& b);
+
+// ---- neural-network functions (functions/nn.cpp) ----
+/// Softmax along dim; dx = y·(dy - Σ dy·y).
+Variable softmax(const Variable& x, int64_t dim);
+/// log softmax along dim; dx = dy - softmax(x)·Σ dy.
+Variable log_softmax(const Variable& x, int64_t dim);
+/// Layer normalisation (Ba et al. 2016) over the last `normalized_ndim` dims, then ·weight + bias (either
+/// may be undefined). Fused: exact on constant rows (no NaN).
+Variable layer_norm(const Variable& x, int64_t normalized_ndim, const Variable& weight, const Variable& bias,
+                    double eps = 1e-5);
+/// Rows of weight (V, D) at indices (any shape, i64) -> (..., D); repeated indices add up in the gradient,
+/// and the row `padding_idx` (if >= 0) gets none. IndexError naming an index outside [0, V).
+Variable embedding(const Variable& weight, const Tensor& indices, int64_t padding_idx = -1);
+/// Entries of x at `index` along dim (see tg::index_select); the gradient adds up at repeated indices.
+Variable index_select(const Variable& x, int64_t dim, const Tensor& index);
+/// Inverted dropout (Srivastava et al. 2014): zeroes with probability p and scales the rest by 1/(1-p) in
+/// training; identity otherwise. The mask is reused in backward. ValueError unless 0 <= p <= 1.
+Variable dropout(const Variable& x, double p, bool training, Generator* gen = nullptr);
+
+/// Options of cross_entropy, as torch.nn.functional.cross_entropy.
+struct CrossEntropyOptions {
+  enum class Reduction { mean, sum, none };
+  Reduction reduction = Reduction::mean;
+  int64_t ignore_index = -100;   ///< targets equal to this add no loss and no gradient
+  double label_smoothing = 0.0;  ///< in [0, 1]: target = (1-ε)·onehot + ε/C
+};
+/// Cross-entropy of logits (B, C) or (B, C, d...) against class indices (B) or (B, d...), i64; fused
+/// log_softmax + NLL, stable for logits of any size. Mean reduction divides by the non-ignored count.
+/// IndexError naming a target outside [0, C) that is not ignore_index.
+Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& options = {});
+
+}  // namespace tg

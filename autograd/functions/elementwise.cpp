@@ -1,0 +1,162 @@
+// Elementwise differentiable functions. Each forward calls a core kernel and records a backward written
+// with these same functions, so that create_graph can differentiate it again.
+#include <cmath>
+#include <numbers>
+
+#include "autograd/functions.h"
+
+namespace tg {
+namespace {
+Variable constant(double v, const Variable& like) { return Variable(scalar_tensor(v, like.dtype())); }
+}  // namespace
+
+// c = a + b.  da = dc, db = dc (the engine sums broadcast dims back).
+Variable add(const Variable& a, const Variable& b) {
+  return record("add", tg::add(a.value(), b.value()), {a, b},
+                [](const Variable& dy, const Variable&) -> Grads { return {dy, dy}; });
+}
+// c = a - b.  da = dc, db = -dc.
+Variable sub(const Variable& a, const Variable& b) {
+  return record("sub", tg::sub(a.value(), b.value()), {a, b},
+                [](const Variable& dy, const Variable&) -> Grads { return {dy, -dy}; });
+}
+// c = a·b.  da = dc·b, db = dc·a.
+Variable mul(const Variable& a, const Variable& b) {
+  return record("mul", tg::mul(a.value(), b.value()), {a, b},
+                [a, b](const Variable& dy, const Variable&) -> Grads { return {dy * b, dy * a}; });
+}
+// c = a / b.  da = dc / b, db = -dc·a / b².
+Variable div(const Variable& a, const Variable& b) {
+  return record("div", tg::div(a.value(), b.value()), {a, b},
+                [a, b](const Variable& dy, const Variable&) -> Grads { return {dy / b, -dy * a / (b * b)}; });
+}
+Variable neg(const Variable& x) {
+  return record("neg", tg::neg(x.value()), {x}, [](const Variable& dy, const Variable&) -> Grads { return {-dy}; });
+}
+// y = eˣ.  dx = dy·y.
+Variable exp(const Variable& x) {
+  return record("exp", tg::exp(x.value()), {x}, [](const Variable& dy, const Variable& y) -> Grads { return {dy * y}; },
+                true);
+}
+// y = ln x.  dx = dy / x.
+Variable log(const Variable& x) {
+  return record("log", tg::log(x.value()), {x}, [x](const Variable& dy, const Variable&) -> Grads { return {dy / x}; });
+}
+// y = √x.  dx = dy / (2y).
+Variable sqrt(const Variable& x) {
+  return record("sqrt", tg::sqrt(x.value()), {x},
+                [](const Variable& dy, const Variable& y) -> Grads { return {dy * 0.5 / y}; }, true);
+}
+// y = x^(-1/2).  dx = -dy·y³/2.
+Variable rsqrt(const Variable& x) {
+  return record("rsqrt", tg::rsqrt(x.value()), {x},
+                [](const Variable& dy, const Variable& y) -> Grads { return {dy * -0.5 * y * y * y}; }, true);
+}
+// y = |x|.  dx = dy·sign(x).
+Variable abs(const Variable& x) {
+  return record("abs", tg::abs(x.value()), {x}, [x](const Variable& dy, const Variable&) -> Grads {
+    return {dy * Variable(tg::sign(x.value()))};
+  });
+}
+// y = tanh x.  dx = dy·(1 - y²).
+Variable tanh(const Variable& x) {
+  return record("tanh", tg::tanh(x.value()), {x},
+                [](const Variable& dy, const Variable& y) -> Grads { return {dy * (1.0 - y * y)}; }, true);
+}
+// y = σ(x).  dx = dy·y·(1 - y).
+Variable sigmoid(const Variable& x) {
+  return record("sigmoid", tg::sigmoid(x.value()), {x},
+                [](const Variable& dy, const Variable& y) -> Grads { return {dy * y * (1.0 - y)}; }, true);
+}
+// y = erf x.  dx = dy·(2/√π)·e^(-x²).
+Variable erf(const Variable& x) {
+  return record("erf", tg::erf(x.value()), {x}, [x](const Variable& dy, const Variable&) -> Grads {
+    return {dy * (2.0 / std::sqrt(std::numbers::pi)) * exp(-(x * x))};
+  });
+}
+// y = max(x, 0).  dx = dy where y > 0.
+Variable relu(const Variable& x) {
+  return record("relu", tg::relu(x.value()), {x}, [](const Variable& dy, const Variable& y) -> Grads {
+    return {where(gt(y.value(), 0.0), dy, constant(0, dy))};
+  }, true);
+}
+// Exact: y = x·Φ(x), dx = dy·(Φ(x) + x·φ(x)).  Tanh form: y = x/2·(1 + tanh u), u = k(x + 0.044715x³),
+// dx = dy·(½(1 + t) + ½x(1 - t²)·k(1 + 3·0.044715x²)).
+Variable gelu(const Variable& x, bool tanh_approx) {
+  return record("gelu", tg::gelu(x.value(), tanh_approx), {x}, [x, tanh_approx](const Variable& dy,
+                                                                                  const Variable&) -> Grads {
+    if (!tanh_approx) {
+      Variable cdf = 0.5 * (1.0 + erf(x * std::numbers::sqrt2 / 2));
+      Variable pdf = exp(-0.5 * x * x) / std::sqrt(2 * std::numbers::pi);
+      return {dy * (cdf + x * pdf)};
+    }
+    const double k = std::sqrt(2 / std::numbers::pi), c = 0.044715;
+    Variable t = tanh(k * (x + c * x * x * x));
+    return {dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * c * x * x))};
+  });
+}
+// y = xᵉ.  dx = dy·e·x^(e-1).
+Variable pow(const Variable& x, double e) {
+  return record("pow", tg::pow(x.value(), e), {x}, [x, e](const Variable& dy, const Variable&) -> Grads {
+    if (e == 0) return {dy * 0.0};
+    return {dy * e * (e == 2 ? x : pow(x, e - 1))};
+  });
+}
+// y = a^b.  da = dy·b·a^(b-1), db = dy·y·ln a.
+Variable pow(const Variable& a, const Variable& b) {
+  return record("pow_tensor", tg::pow(a.value(), b.value()), {a, b},
+                [a, b](const Variable& dy, const Variable& y) -> Grads {
+                  return {dy * b * pow(a, b - 1.0), b.requires_grad() ? dy * y * log(a) : Variable()};
+                }, true);
+}
+// Gradient passes where lo <= x <= hi.
+Variable clamp(const Variable& x, std::optional<double> lo, std::optional<double> hi) {
+  return record("clamp", tg::clamp(x.value(), lo, hi), {x}, [x, lo, hi](const Variable& dy, const Variable&) -> Grads {
+    Tensor inside = ones(x.shape(), boolean);
+    if (lo) inside = logical_and(inside, ge(x.value(), *lo));
+    if (hi) inside = logical_and(inside, le(x.value(), *hi));
+    return {where(inside, dy, constant(0, dy))};
+  });
+}
+// The side that is smaller (larger) takes dy; on a tie each side takes dy/2.
+static Variable pick(const char* name, Tensor value, const Variable& a, const Variable& b, bool take_larger) {
+  return record(name, std::move(value), {a, b}, [a, b, take_larger](const Variable& dy, const Variable&) -> Grads {
+    Tensor wins = take_larger ? gt(a.value(), b.value()) : lt(a.value(), b.value());
+    Tensor share = where(eq(a.value(), b.value()), scalar_tensor(0.5, a.dtype()), wins.to(a.dtype()));
+    return {dy * Variable(share), dy * Variable(1.0 - share)};
+  });
+}
+Variable minimum(const Variable& a, const Variable& b) {
+  return pick("minimum", tg::minimum(a.value(), b.value()), a, b, false);
+}
+Variable maximum(const Variable& a, const Variable& b) {
+  return pick("maximum", tg::maximum(a.value(), b.value()), a, b, true);
+}
+// y = cond ? a : b.  da = dy where cond, db = dy elsewhere.
+Variable where(const Tensor& cond, const Variable& a, const Variable& b) {
+  return record("where", tg::where(cond, a.value(), b.value()), {a, b},
+                [cond](const Variable& dy, const Variable&) -> Grads {
+                  Variable zero = constant(0, dy);
+                  return {where(cond, dy, zero), where(cond, zero, dy)};
+                });
+}
+Variable masked_fill(const Variable& x, const Tensor& mask, double value) {
+  return record("masked_fill", tg::masked_fill(x.value(), mask, value), {x},
+                [mask](const Variable& dy, const Variable&) -> Grads { return {masked_fill(dy, mask, 0.0)}; });
+}
+
+Variable operator+(const Variable& a, const Variable& b) { return add(a, b); }
+Variable operator-(const Variable& a, const Variable& b) { return sub(a, b); }
+Variable operator*(const Variable& a, const Variable& b) { return mul(a, b); }
+Variable operator/(const Variable& a, const Variable& b) { return div(a, b); }
+Variable operator-(const Variable& x) { return neg(x); }
+Variable operator+(const Variable& a, double b) { return add(a, constant(b, a)); }
+Variable operator-(const Variable& a, double b) { return sub(a, constant(b, a)); }
+Variable operator*(const Variable& a, double b) { return mul(a, constant(b, a)); }
+Variable operator/(const Variable& a, double b) { return div(a, constant(b, a)); }
+Variable operator+(double a, const Variable& b) { return add(constant(a, b), b); }
+Variable operator-(double a, const Variable& b) { return sub(constant(a, b), b); }
+Variable operator*(double a, const Variable& b) { return mul(constant(a, b), b); }
+Variable operator/(double a, const Variable& b) { return div(constant(a, b), b); }
+
+}  // namespace tg

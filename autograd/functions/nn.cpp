@@ -1,0 +1,94 @@
+// Differentiable functions of neural networks, fused where the composition would be unstable or wasteful:
+// softmax, log_softmax, layer_norm, embedding / index_select, dropout and cross_entropy.
+#include <cmath>
+
+#include "autograd/functions.h"
+#include "core/random.h"
+
+namespace tg {
+namespace {
+
+// The adjoint of index_select: zeros of `shape` with src added at `index` along dim (repeats add up).
+Variable index_select_backward(const Variable& src, const Shape& shape, int64_t dim, const Tensor& index) {
+  Tensor out = index_add(zeros(shape, src.dtype()), dim, index, src.value());
+  return record("index_select_backward", out, {src}, [dim, index](const Variable& d, const Variable&) -> Grads {
+    return {index_select(d, dim, index)};
+  });
+}
+
+}  // namespace
+
+// y = softmax(x).  dx = y·(dy - Σ dy·y).
+Variable softmax(const Variable& x, int64_t dim) {
+  return record("softmax", tg::softmax(x.value(), dim), {x}, [dim](const Variable& dy, const Variable& y) -> Grads {
+    return {y * (dy - sum(dy * y, {dim}, true))};
+  }, true);
+}
+// y = x - logsumexp(x).  dx = dy - eʸ·Σ dy.
+Variable log_softmax(const Variable& x, int64_t dim) {
+  return record("log_softmax", tg::log_softmax(x.value(), dim), {x}, [dim](const Variable& dy, const Variable& y) -> Grads {
+    return {dy - exp(y) * sum(dy, {dim}, true)};
+  }, true);
+}
+
+// y = x̂·w + b with x̂ = (x - μ)·rstd over the last k dims.  With g = dy·w:
+// dx = rstd·(g - mean(g) - x̂·mean(g·x̂)), dw = dy·x̂ and db = dy (summed to their shapes by the engine).
+// Under create_graph x̂ and rstd are recomputed from x with differentiable functions, so that the second
+// derivative sees their dependence on x; otherwise the forward's values are reused.
+Variable layer_norm(const Variable& x, int64_t k, const Variable& weight, const Variable& bias, double eps) {
+  Normalized n = normalize(x.value(), k, eps);
+  Tensor y = n.output;
+  if (weight) y = tg::mul(y, weight.value());
+  if (bias) y = tg::add(y, bias.value());
+  std::vector<int64_t> dims;
+  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
+  return record("layer_norm", y, {x, weight, bias}, [x, weight, bias, n, dims, eps](const Variable& dy,
+                                                                                     const Variable&) -> Grads {
+    Variable xhat(n.output), rstd(n.rstd);
+    if (grad_mode_enabled()) {
+      Variable centered = x - mean(x, dims, true);
+      rstd = rsqrt(mean(centered * centered, dims, true) + eps);
+      xhat = centered * rstd;
+    }
+    Variable g = weight ? dy * weight : dy;
+    Variable dx = rstd * (g - mean(g, dims, true) - xhat * mean(g * xhat, dims, true));
+    return {dx, weight ? dy * xhat : Variable(), bias ? dy : Variable()};
+  });
+}
+
+Variable index_select(const Variable& x, int64_t dim, const Tensor& index) {
+  Shape shape = x.shape();
+  return record("index_select", tg::index_select(x.value(), dim, index), {x},
+                [shape, dim, index](const Variable& dy, const Variable&) -> Grads {
+                  return {index_select_backward(dy, shape, dim, index)};
+                });
+}
+
+// y[..., :] = weight[indices[...], :].  dweight = rows of dy added at their indices, none at padding_idx.
+Variable embedding(const Variable& weight, const Tensor& indices, int64_t padding_idx) {
+  check<ShapeError>(weight.dim() == 2, "embedding: weight must be (num_embeddings, embedding_dim), got {}", weight.shape());
+  check<DTypeError>(indices.dtype() == i64, "embedding: indices must be i64, got {}", indices.dtype());
+  const int64_t V = weight.size(0), D = weight.size(1);
+  Tensor flat = indices.reshape({-1});
+  for (int64_t i : flat.to_vector<int64_t>())
+    check<IndexError>(i >= 0 && i < V, "embedding: index {} is out of range for {} embeddings", i, V);
+  Shape out_shape = indices.shape();
+  out_shape.push_back(D);
+  Tensor y = tg::index_select(weight.value(), 0, flat).reshape(out_shape);
+  return record("embedding", y, {weight}, [flat, V, D, padding_idx](const Variable& dy, const Variable&) -> Grads {
+    Variable rows = dy.reshape({-1, D});
+    if (padding_idx >= 0) rows = masked_fill(rows, eq(flat, double(padding_idx)).unsqueeze(1), 0.0);
+    return {index_select_backward(rows, {V, D}, 0, flat)};
+  });
+}
+
+// y = x·m with m ∈ {0, 1/(1-p)}.  dx = dy·m (the same mask).
+Variable dropout(const Variable& x, double p, bool training, Generator* gen) {
+  check<ValueError>(p >= 0 && p <= 1, "dropout: probability must be in [0, 1], got {}", p);
+  if (!training || p == 0) return x;
+  Tensor mask = p == 1 ? zeros(x.shape(), x.dtype()) : bernoulli(x.shape(), 1 - p, x.dtype(), gen) / (1 - p);
+  return record("dropout", tg::mul(x.value(), mask), {x},
+                [mask](const Variable& dy, const Variable&) -> Grads { return {dy * Variable(mask)}; });
+}
+
+}  // namespace tg

@@ -1,0 +1,73 @@
+// Differentiable reductions. Each backward first restores the reduced dims of dy (size 1) and lets
+// broadcasting spread it back over the input.
+#include "autograd/functions.h"
+
+namespace tg {
+namespace {
+
+// x's shape with every reduced dim set to 1 (all dims when `dims` is empty).
+Shape kept_shape(const Shape& shape, const std::vector<int64_t>& dims) {
+  Shape k = shape;
+  if (dims.empty()) std::fill(k.begin(), k.end(), 1);
+  for (int64_t d : dims) k[normalize_dim(d, int64_t(shape.size()), "reduce")] = 1;
+  return k;
+}
+
+// dy (reduced, with or without keepdim) reshaped so that it broadcasts against the input.
+Variable restore(const Variable& dy, const Shape& kept) { return dy.shape() == kept ? dy : dy.reshape(kept); }
+
+int64_t reduced_count(const Shape& shape, const Shape& kept) { return shape.numel() / std::max<int64_t>(kept.numel(), 1); }
+
+}  // namespace
+
+// y = Σ x.  dx = dy broadcast.
+Variable sum(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
+  Shape kept = kept_shape(x.shape(), dims), shape = x.shape();
+  return record("sum", tg::sum(x.value(), dims, keepdim), {x}, [kept, shape](const Variable& dy, const Variable&) -> Grads {
+    return {expand(restore(dy, kept), shape)};
+  });
+}
+// y = Σ x / N.  dx = dy / N broadcast.
+Variable mean(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
+  Shape kept = kept_shape(x.shape(), dims), shape = x.shape();
+  double n = double(reduced_count(shape, kept));
+  return record("mean", tg::mean(x.value(), dims, keepdim), {x}, [kept, shape, n](const Variable& dy,
+                                                                                  const Variable&) -> Grads {
+    return {expand(restore(dy, kept) / n, shape)};
+  });
+}
+// y = Σ(x - x̄)² / (N - c).  dx = dy·2(x - x̄) / (N - c).
+Variable var(const Variable& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  Shape kept = kept_shape(x.shape(), dims);
+  double denom = double(std::max<int64_t>(reduced_count(x.shape(), kept) - correction, 0));
+  return record("var", tg::var(x.value(), dims, correction, keepdim), {x},
+                [x, dims, kept, denom](const Variable& dy, const Variable&) -> Grads {
+                  return {restore(dy, kept) * 2.0 * (x - mean(x, dims, true)) / denom};
+                });
+}
+// y = log Σ eˣ.  dx = dy·e^(x - y).
+Variable logsumexp(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
+  Shape kept = kept_shape(x.shape(), dims);
+  return record("logsumexp", tg::logsumexp(x.value(), dims, keepdim), {x},
+                [x, kept](const Variable& dy, const Variable& y) -> Grads {
+                  return {restore(dy, kept) * exp(x - restore(y, kept))};
+                }, true);
+}
+
+// y = max x (or min).  dx = dy / (number of ties) at every position equal to y.
+static Variable extreme(const char* name, Tensor value, const Variable& x, const std::vector<int64_t>& dims) {
+  Shape kept = kept_shape(x.shape(), dims);
+  return record(name, std::move(value), {x}, [x, dims, kept](const Variable& dy, const Variable& y) -> Grads {
+    Tensor hit = eq(x.value(), y.value().reshape(kept)).to(x.dtype());
+    Tensor share = hit / tg::sum(hit, dims, true);
+    return {restore(dy, kept) * Variable(share)};
+  }, true);
+}
+Variable amax(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return extreme("amax", tg::amax(x.value(), dims, keepdim), x, dims);
+}
+Variable amin(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return extreme("amin", tg::amin(x.value(), dims, keepdim), x, dims);
+}
+
+}  // namespace tg

@@ -1,0 +1,40 @@
+#pragma once
+// Gradient checking by central finite differences: the analytic gradient the engine computes against
+// (f(x + eps) - f(x - eps)) / 2eps, element by element, for any function of Variables (layers included).
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "autograd/variable.h"
+
+namespace tg {
+
+/// Tolerances, PyTorch's defaults: an entry passes when |analytic - numeric| <= atol + rtol·|numeric|.
+struct GradcheckOptions {
+  double eps = 1e-6;
+  double atol = 1e-5;
+  double rtol = 1e-3;
+};
+
+/// Outcome of a check; converts to bool, prints its report (the worst element) on failure.
+struct GradcheckResult {
+  bool ok = true;
+  std::string report;  ///< input, index, analytic and numeric values of the worst element
+  explicit operator bool() const { return ok; }
+};
+std::ostream& operator<<(std::ostream& os, const GradcheckResult& r);
+
+using GradFn = std::function<Variable(const std::vector<Variable>&)>;
+
+/// Compares the full Jacobian of fn at `inputs` (those that require grad) with finite differences.
+/// Inputs should be f64; f32 inputs throw DTypeError (finite differences in f32 are noise) unless the
+/// tolerances differ from the defaults.
+GradcheckResult gradcheck(const GradFn& fn, const std::vector<Variable>& inputs, const GradcheckOptions& options = {});
+
+/// Checks second derivatives: gradcheck of (inputs, v) -> d(fn(inputs)·v)/d(inputs) computed with
+/// create_graph, for a fixed random v (seeded by `seed`).
+GradcheckResult gradgradcheck(const GradFn& fn, const std::vector<Variable>& inputs,
+                              const GradcheckOptions& options = {}, uint64_t seed = 0);
+
+}  // namespace tg

@@ -1,0 +1,176 @@
+#pragma once
+// Variable: a tensor value plus the autograd record that ties it into the dynamic graph. The graph is
+// built as ops run (record) and walked backwards by the engine (engine.cpp). Nodes point at their inputs'
+// records, never at values, so an intermediate's value is freed as soon as nothing captured it.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace tg {
+
+struct Node;
+class Variable;
+
+/// Autograd state shared by every handle of one Variable.
+struct AutogradMeta {
+  std::shared_ptr<Variable> grad;  ///< accumulated gradient (leaves, or non-leaves that retain_grad)
+  std::shared_ptr<Node> grad_fn;   ///< the op that made this value; null for leaves
+  bool requires_grad = false;
+  bool retains_grad = false;
+};
+
+/// Options for Variable::backward (PyTorch's names).
+struct BackwardOptions {
+  bool retain_graph = false;  ///< keep the graph for another backward
+  bool create_graph = false;  ///< record the backward itself, so gradients can be differentiated again
+};
+
+/// A tensor in the dynamic graph. Copies are cheap handles sharing value and autograd record.
+class Variable {
+ public:
+  Variable() = default;
+  /// Wraps a value; a leaf that accumulates a gradient when `requires_grad`.
+  explicit Variable(Tensor value, bool requires_grad = false);
+  Variable(Tensor value, std::shared_ptr<AutogradMeta> meta) : value_(std::move(value)), meta_(std::move(meta)) {}
+
+  const Tensor& value() const { return value_; }
+  bool defined() const { return value_.defined(); }
+  explicit operator bool() const { return defined(); }
+  const Shape& shape() const { return value_.shape(); }
+  DType dtype() const { return value_.dtype(); }
+  int64_t dim() const { return value_.dim(); }
+  int64_t size(int64_t d) const { return value_.size(d); }
+  int64_t numel() const { return value_.numel(); }
+  double item() const { return value_.item(); }
+
+  bool requires_grad() const { return meta_ && meta_->requires_grad; }
+  /// Turns gradient tracking on or off; only for leaves (ValueError on an op's output).
+  Variable& requires_grad_(bool on = true);
+  bool is_leaf() const { return !meta_ || !meta_->grad_fn; }
+  /// Asks a non-leaf to keep its gradient in grad() after backward.
+  void retain_grad();
+  /// The accumulated gradient (undefined before the first backward that reaches this variable).
+  Tensor grad() const;
+  /// The accumulated gradient as a Variable: differentiable when it was made with create_graph.
+  Variable grad_variable() const;
+  /// Sets the gradient (e.g. to feed an optimizer); g must have this variable's shape and dtype.
+  void set_grad(const Tensor& g);
+  /// Drops the accumulated gradient.
+  void zero_grad();
+  /// The same value, cut from the graph (no gradient flows through it).
+  Variable detach() const { return Variable(value_); }
+  const std::shared_ptr<AutogradMeta>& meta() const { return meta_; }
+  std::shared_ptr<Node> grad_fn() const { return meta_ ? meta_->grad_fn : nullptr; }
+
+  /// Reverse-mode differentiation from this scalar; accumulates d(this)/d(leaf) into every leaf's grad().
+  /// Throws ValueError for a non-scalar (pass grad_output), or when the graph was already freed.
+  void backward(const BackwardOptions& options = {}) const;
+  /// Backward with an explicit output gradient of this variable's shape.
+  void backward(const Tensor& grad_output, const BackwardOptions& options = {}) const;
+
+  // View shortcuts (the differentiable functions in functions.h).
+  Variable reshape(const Shape& shape) const;
+  Variable view(const Shape& shape) const { return reshape(shape); }
+  Variable flatten(int64_t start = 0, int64_t end = -1) const;
+  Variable transpose(int64_t d0, int64_t d1) const;
+  Variable permute(const std::vector<int64_t>& dims) const;
+  Variable mT() const;
+  Variable slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Variable narrow(int64_t dim, int64_t start, int64_t length) const;
+  Variable select(int64_t dim, int64_t index) const;
+  Variable unsqueeze(int64_t dim) const;
+  Variable squeeze(int64_t dim) const;
+  Variable expand(const Shape& shape) const;
+
+ private:
+  Tensor value_;
+  std::shared_ptr<AutogradMeta> meta_;  // null for constants that never required grad
+};
+
+/// Gradients an op's backward returns, one per input (undefined = no gradient for that input).
+using Grads = std::vector<Variable>;
+/// Computes input gradients from the output gradient dy and the output y (y's value is present only
+/// when the op asked to keep it). Written with differentiable functions, so create_graph can record it.
+using BackwardFn = std::function<Grads(const Variable& dy, const Variable& y)>;
+
+/// One recorded op: its backward, its inputs' autograd records, and what the engine needs to check.
+struct Node {
+  std::string name;
+  BackwardFn backward;                                // cleared when the graph is freed
+  std::vector<std::shared_ptr<AutogradMeta>> inputs;  // null where the input needs no gradient
+  std::vector<Shape> input_shapes;
+  std::vector<DType> input_dtypes;
+  std::vector<std::pair<std::weak_ptr<Storage>, uint64_t>> versions;  // inputs' storage versions at record
+  std::weak_ptr<AutogradMeta> output;
+  Tensor output_value;                                // kept only when the op asked for it
+  uint64_t output_version = 0;
+  uint64_t sequence = 0;                              // creation order, for a deterministic walk
+  bool freed = false;
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  /// Releases the chain of inputs iteratively, so dropping a 100 000-op graph does not overflow the stack.
+  ~Node();
+  /// Drops backward, saved values and input edges (after a backward without retain_graph).
+  void release();
+};
+
+/// Records an op: returns `value` as a Variable that carries a Node when grad mode is on and an input
+/// requires grad. `keep_output` keeps the value for the backward (ops whose derivative uses y).
+Variable record(std::string name, Tensor value, const std::vector<Variable>& inputs, BackwardFn backward,
+                bool keep_output = false);
+
+/// True while gradients are being recorded on this thread.
+bool grad_mode_enabled();
+
+/// RAII: sets whether ops are recorded on this thread, restoring the previous mode on exit.
+class GradModeGuard {
+ public:
+  explicit GradModeGuard(bool enabled);
+  ~GradModeGuard();
+  GradModeGuard(const GradModeGuard&) = delete;
+  GradModeGuard& operator=(const GradModeGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+/// RAII: no graph is recorded on this thread while it lives (evaluation, optimizer steps).
+class NoGradGuard : public GradModeGuard {
+ public:
+  NoGradGuard() : GradModeGuard(false) {}
+};
+
+/// RAII: while it lives, every op checks its output and its backward gradients for NaN/inf and throws
+/// ValueError naming the op and its input shapes.
+class AnomalyGuard {
+ public:
+  AnomalyGuard();
+  ~AnomalyGuard();
+  AnomalyGuard(const AnomalyGuard&) = delete;
+  AnomalyGuard& operator=(const AnomalyGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+bool anomaly_mode_enabled();
+
+/// Functional gradients (torch.autograd.grad): d(sum of outputs·grad_outputs)/d(inputs), leaving every
+/// grad() untouched. grad_outputs may be empty for scalar outputs. An input the outputs do not depend on
+/// throws ValueError unless `allow_unused` (then its gradient is undefined).
+struct GradOptions {
+  bool retain_graph = false;
+  bool create_graph = false;
+  bool allow_unused = false;
+};
+std::vector<Variable> grad(const std::vector<Variable>& outputs, const std::vector<Variable>& inputs,
+                           const std::vector<Tensor>& grad_outputs = {}, const GradOptions& options = {});
+
+/// The graph behind `root` in Graphviz DOT: one box per op (name, output shape), one ellipse per leaf
+/// (shape, requires_grad). For debugging: `dot -Tsvg graph.dot`.
+std::string to_dot(const Variable& root);
+
+}  // namespace tg

@@ -1,0 +1,176 @@
+// Every differentiable function is a row here, checked against central finite differences in f64, with
+// broadcast, transposed/strided and size-1 inputs; second derivatives for the core families.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include "autograd/functions.h"
+#include "autograd/gradcheck.h"
+
+using namespace tg;
+
+namespace {
+
+using Inputs = std::vector<Variable>;
+struct GradCase {
+  const char* name;  // the op name given to record(), for the coverage test
+  std::vector<Shape> shapes;
+  GradFn fn;
+  bool positive = false;  // draw inputs in [0.5, 1.5] (log, sqrt, pow, div)
+};
+
+// Inputs away from kinks (|x| >= 0.05), so that relu/abs/clamp/max are differentiable where probed.
+Inputs random_inputs(const std::vector<Shape>& shapes, bool positive, uint64_t seed = 1) {
+  Generator gen(seed);
+  Inputs xs;
+  for (const Shape& s : shapes) {
+    Tensor t = positive ? rand(s, f64, &gen, 0.5, 1.5) : randn(s, f64, &gen);
+    if (!positive) t = where(lt(abs(t), 0.05), t + 0.1, t);
+    xs.emplace_back(t, true);
+  }
+  return xs;
+}
+
+Tensor mask_of(const Shape& s, uint64_t seed) {
+  Generator gen(seed);
+  return lt(rand(s, f64, &gen), 0.5);
+}
+
+const std::vector<GradCase>& cases() {
+  using R = CrossEntropyOptions::Reduction;
+  static const std::vector<GradCase> k = {
+      {"add", {{2, 3}, {3}}, [](const Inputs& x) { return x[0] + x[1]; }},
+      {"sub", {{2, 1}, {1, 3}}, [](const Inputs& x) { return x[0] - x[1]; }},
+      {"mul", {{2, 3}, {3}}, [](const Inputs& x) { return x[0] * x[1]; }},
+      {"div", {{2, 3}, {2, 1}}, [](const Inputs& x) { return x[0] / x[1]; }, true},
+      {"neg", {{4}}, [](const Inputs& x) { return -x[0]; }},
+      {"exp", {{2, 3}}, [](const Inputs& x) { return exp(x[0]); }},
+      {"log", {{2, 3}}, [](const Inputs& x) { return log(x[0]); }, true},
+      {"sqrt", {{2, 3}}, [](const Inputs& x) { return sqrt(x[0]); }, true},
+      {"rsqrt", {{2, 3}}, [](const Inputs& x) { return rsqrt(x[0]); }, true},
+      {"abs", {{2, 3}}, [](const Inputs& x) { return abs(x[0]); }},
+      {"tanh", {{3, 4}}, [](const Inputs& x) { return tanh(x[0]); }},
+      {"sigmoid", {{3, 4}}, [](const Inputs& x) { return sigmoid(x[0]); }},
+      {"erf", {{3, 4}}, [](const Inputs& x) { return erf(x[0]); }},
+      {"relu", {{3, 4}}, [](const Inputs& x) { return relu(x[0]); }},
+      {"gelu", {{3, 4}}, [](const Inputs& x) { return gelu(x[0]); }},
+      {"gelu", {{3, 4}}, [](const Inputs& x) { return gelu(x[0], true); }},
+      {"pow", {{2, 3}}, [](const Inputs& x) { return pow(x[0], 3.0); }},
+      {"pow", {{2, 3}}, [](const Inputs& x) { return pow(x[0], 2.0); }},
+      {"pow", {{2, 3}}, [](const Inputs& x) { return pow(x[0], -1.5); }, true},
+      {"pow_tensor", {{2, 3}, {3}}, [](const Inputs& x) { return pow(x[0], x[1]); }, true},
+      {"clamp", {{3, 4}}, [](const Inputs& x) { return clamp(x[0], -0.5, 0.7); }},
+      {"minimum", {{2, 3}, {3}}, [](const Inputs& x) { return minimum(x[0], x[1]); }},
+      {"maximum", {{2, 3}, {2, 1}}, [](const Inputs& x) { return maximum(x[0], x[1]); }},
+      {"where", {{2, 3}, {3}}, [](const Inputs& x) { return where(mask_of({2, 3}, 7), x[0], x[1]); }},
+      {"masked_fill", {{2, 3}}, [](const Inputs& x) { return masked_fill(x[0], mask_of({3}, 8), 2.0); }},
+      {"sum", {{2, 3, 4}}, [](const Inputs& x) { return sum(x[0], {0, 2}); }},
+      {"sum", {{2, 3}}, [](const Inputs& x) { return sum(x[0], {1}, true); }},
+      {"mean", {{2, 3, 4}}, [](const Inputs& x) { return mean(x[0], {1}); }},
+      {"mean", {{2, 3}}, [](const Inputs& x) { return mean(x[0]); }},
+      {"var", {{3, 4}}, [](const Inputs& x) { return var(x[0], {1}); }},
+      {"var", {{3, 4}}, [](const Inputs& x) { return var(x[0], {0}, 0, true); }},
+      {"logsumexp", {{3, 4}}, [](const Inputs& x) { return logsumexp(x[0], {1}); }},
+      {"amax", {{3, 4}}, [](const Inputs& x) { return amax(x[0], {1}); }},
+      {"amin", {{3, 4}}, [](const Inputs& x) { return amin(x[0], {0}, true); }},
+      {"reshape", {{2, 6}}, [](const Inputs& x) { return x[0].reshape({3, 4}) * x[0].reshape({3, 4}); }},
+      {"transpose", {{2, 3}}, [](const Inputs& x) { return x[0].transpose(0, 1) * 2.0; }},
+      {"permute", {{2, 3, 4}}, [](const Inputs& x) { return exp(x[0].permute({2, 0, 1})); }},
+      {"slice", {{5, 3}}, [](const Inputs& x) { return x[0].slice(0, 1, 5, 2) * x[0].slice(0, -2, 5, 1); }},
+      {"slice_backward", {{4, 3}}, [](const Inputs& x) { return x[0].slice(1, 0, 2); }},
+      {"select", {{3, 4}}, [](const Inputs& x) { return x[0].select(1, -1) * 3.0; }},
+      {"unsqueeze", {{3}}, [](const Inputs& x) { return x[0].unsqueeze(0) * x[0].unsqueeze(1); }},
+      {"squeeze", {{3, 1}}, [](const Inputs& x) { return tanh(x[0].squeeze(1)); }},
+      {"expand", {{3, 1}}, [](const Inputs& x) { return x[0].expand({2, 3, 4}) * 1.5; }},
+      {"cat", {{2, 3}, {1, 3}}, [](const Inputs& x) { return cat({x[0], x[1]}, 0); }},
+      {"stack", {{2, 3}, {2, 3}}, [](const Inputs& x) { return stack({x[0], x[1] * x[1]}, 1); }},
+      {"matmul", {{2, 5, 3}, {3, 4}}, [](const Inputs& x) { return matmul(x[0], x[1]); }},
+      {"matmul", {{3, 5}, {3, 4}}, [](const Inputs& x) { return matmul(x[0].mT(), x[1]); }},  // strided view
+      {"matmul", {{2, 1, 2, 3}, {3, 3, 2}}, [](const Inputs& x) { return matmul(x[0], x[1]); }},  // batch bcast
+      {"matmul", {{3}, {3, 2}}, [](const Inputs& x) { return matmul(x[0], x[1]); }},
+      {"matmul", {{2, 3}, {3}}, [](const Inputs& x) { return matmul(x[0], x[1]); }},
+      {"matmul", {{3}, {3}}, [](const Inputs& x) { return matmul(x[0], x[1]); }},
+      {"softmax", {{3, 4}}, [](const Inputs& x) { return softmax(x[0], 1); }},
+      {"softmax", {{3, 4}}, [](const Inputs& x) { return softmax(x[0], 0); }},
+      {"log_softmax", {{3, 4}}, [](const Inputs& x) { return log_softmax(x[0], -1); }},
+      {"layer_norm", {{2, 3, 4}, {4}, {4}}, [](const Inputs& x) { return layer_norm(x[0], 1, x[1], x[2]); }},
+      {"layer_norm", {{2, 3, 4}}, [](const Inputs& x) { return layer_norm(x[0], 2, Variable(), Variable()); }},
+      {"index_select", {{4, 3}}, [](const Inputs& x) { return index_select(x[0], 0, index_tensor({3, 0, 3}, {3})); }},
+      {"index_select_backward", {{4, 3}},
+       [](const Inputs& x) { return index_select(x[0], 1, index_tensor({2, 2}, {2})); }},
+      {"embedding", {{5, 3}}, [](const Inputs& x) { return embedding(x[0], index_tensor({1, 4, 1, 0}, {2, 2})); }},  // repeats add up
+      {"dropout", {{3, 4}}, [](const Inputs& x) {
+         Generator gen(3);  // a fresh generator per call: the same mask in every evaluation
+         return dropout(x[0], 0.5, true, &gen);
+       }},
+      {"cross_entropy", {{4, 5}},
+       [](const Inputs& x) { return cross_entropy(x[0], index_tensor({1, 0, 4, -100}, {4})); }},
+      {"cross_entropy", {{2, 3, 4}},
+       [](const Inputs& x) {
+         return cross_entropy(x[0], index_tensor({0, 2, 1, 1, 2, 0, 0, 1}, {2, 4}),
+                              {.reduction = R::none, .label_smoothing = 0.2});
+       }},
+      {"cross_entropy", {{4, 5}},
+       [](const Inputs& x) { return cross_entropy(x[0], index_tensor({1, 0, 4, 2}, {4}), {.reduction = R::sum}); }},
+  };
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("every differentiable function matches finite differences in f64") {
+  for (const GradCase& c : cases()) {
+    std::string name = c.name;
+    CAPTURE(name);
+    CHECK(gradcheck(c.fn, random_inputs(c.shapes, c.positive)));
+  }
+}
+
+TEST_CASE("second derivatives match finite differences for the core families") {
+  const std::set<std::string> second = {"mul", "div", "exp", "log", "tanh", "sigmoid", "gelu", "pow", "sum", "mean",
+                                        "var", "logsumexp", "matmul", "softmax", "log_softmax", "layer_norm",
+                                        "cross_entropy", "sqrt", "erf", "slice", "index_select", "embedding"};
+  for (const GradCase& c : cases()) {
+    if (!second.count(c.name)) continue;
+    std::string name = c.name;
+    CAPTURE(name);
+    CHECK(gradgradcheck(c.fn, random_inputs(c.shapes, c.positive)));
+  }
+}
+
+TEST_CASE("every op recorded in autograd/functions has a gradcheck row") {
+  std::set<std::string> covered;
+  for (const GradCase& c : cases()) covered.insert(c.name);
+  const std::regex recorded(R"re(record\(\s*"([a-z_]+)")re");
+  int found = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(TG_SOURCE_DIR "/autograd/functions")) {
+    std::ifstream in(entry.path());
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    for (std::sregex_iterator it(text.begin(), text.end(), recorded), end; it != end; ++it, ++found) {
+      CAPTURE(entry.path().filename().string());
+      CHECK_MESSAGE(covered.count((*it)[1]), "no gradcheck row for ", (*it)[1].str());
+    }
+  }
+  CHECK(found >= 40);
+}
+
+TEST_CASE("gradcheck reports the worst element of a wrong gradient") {
+  // y = x² recorded with the wrong derivative x (instead of 2x).
+  GradFn wrong = [](const Inputs& x) {
+    return record("wrong_square", x[0].value() * x[0].value(), {x[0]},
+                  [x](const Variable& dy, const Variable&) -> Grads { return {dy * x[0]}; });
+  };
+  GradcheckResult r = gradcheck(wrong, {Variable(tensor({1.0, 3.0}, f64), true)});
+  CHECK_FALSE(r.ok);
+  CHECK(r.report.find("input 0 element 1") != std::string::npos);
+  CHECK(r.report.find("analytic 3 vs numeric 6") != std::string::npos);
+}
+
+TEST_CASE("gradcheck refuses f32 inputs at default tolerances") {
+  GradFn f = [](const Inputs& x) { return tanh(x[0]); };
+  CHECK_THROWS_WITH_AS(gradcheck(f, {Variable(randn({3}), true)}), doctest::Contains("input 0 is f32"), DTypeError);
+  CHECK(gradcheck(f, {Variable(randn({3}), true)}, {.eps = 1e-3, .atol = 1e-2, .rtol = 1e-2}));
+}
