@@ -9,3 +9,4 @@
 #include "autograd/functions.h"
 #include "autograd/gradcheck.h"
 #include "autograd/variable.h"
+#include "core/safetensors.h"

@@ -1,0 +1,172 @@
+// safetensors reading and writing. The reader trusts nothing: every size, offset and dtype in the header
+// is checked against the bytes actually present before a tensor is built from them.
+#include "core/safetensors.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "core/error.h"
+
+namespace tg {
+namespace {
+
+const char* st_dtype(DType t) {
+  switch (t) {
+    case DType::f32: return "F32";
+    case DType::f64: return "F64";
+    case DType::i64: return "I64";
+    case DType::boolean: return "BOOL";
+  }
+  return "?";
+}
+
+DType parse_dtype(const std::string& s, const std::string& file, const std::string& key) {
+  if (s == "F32") return f32;
+  if (s == "F64") return f64;
+  if (s == "I64") return i64;
+  if (s == "BOOL") return boolean;
+  throw ValueError(fmt::format("safetensors {}: tensor '{}' has unsupported dtype '{}' (F32, F64, I64, BOOL)", file,
+                               key, s));
+}
+
+// Writes all of `data` to fd or throws.
+void write_all(int fd, const char* data, size_t n, const std::string& path) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, data, n);
+    if (w < 0) throw Error(fmt::format("save_safetensors {}: write failed: {}", path, std::strerror(errno)));
+    data += w, n -= size_t(w);
+  }
+}
+
+Tensor parse_entry(const nlohmann::json& e, std::string_view data, const std::string& file, const std::string& key,
+                   std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+  auto bad = [&](const std::string& what) {
+    return ValueError(fmt::format("safetensors {}: tensor '{}': {}", file, key, what));
+  };
+  if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
+    throw bad("entry needs dtype, shape and data_offsets");
+  if (!e["dtype"].is_string() || !e["shape"].is_array() || !e["data_offsets"].is_array() || e["data_offsets"].size() != 2)
+    throw bad("malformed dtype, shape or data_offsets");
+  DType dtype = parse_dtype(e["dtype"].get<std::string>(), file, key);
+  Shape shape;
+  for (const auto& s : e["shape"]) {
+    if (!s.is_number_unsigned()) throw bad("shape entries must be non-negative integers");
+    shape.push_back(s.get<int64_t>());
+  }
+  int64_t numel = 0;
+  try {
+    numel = shape.numel();
+  } catch (const ValueError&) {
+    throw bad(fmt::format("shape {} overflows", shape));
+  }
+  const auto& off = e["data_offsets"];
+  if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned()) throw bad("offsets must be non-negative integers");
+  uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
+  if (begin > end || end > data.size())
+    throw bad(fmt::format("data_offsets [{}, {}] outside the {} data bytes (truncated file?)", begin, end, data.size()));
+  if (end - begin != uint64_t(numel) * uint64_t(dtype_size(dtype)))
+    throw bad(fmt::format("{} bytes for shape {} of {}", end - begin, shape, dtype));
+  ranges.emplace_back(begin, end);
+  Tensor t = empty(shape, dtype);
+  if (numel) std::memcpy(t.storage()->data, data.data() + begin, end - begin);
+  if (dtype == boolean)
+    for (int64_t i = 0; i < numel; ++i)
+      if (reinterpret_cast<uint8_t*>(t.storage()->data)[i] > 1) throw bad("BOOL data holds a byte other than 0 or 1");
+  return t;
+}
+
+}  // namespace
+
+void save_safetensors(const std::string& path, const TensorMap& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  nlohmann::json header = nlohmann::json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::vector<Tensor> contiguous;
+  uint64_t at = 0;
+  for (const auto& [name, t] : tensors) {
+    check<ValueError>(name != "__metadata__", "save_safetensors {}: '__metadata__' is reserved", path);
+    Tensor c = t.contiguous();
+    uint64_t bytes = uint64_t(c.numel()) * uint64_t(dtype_size(c.dtype()));
+    header[name] = {{"dtype", st_dtype(c.dtype())}, {"shape", c.shape()}, {"data_offsets", {at, at + bytes}}};
+    at += bytes;
+    contiguous.push_back(c);
+  }
+  std::string h = header.dump();
+  h.append((8 - h.size() % 8) % 8, ' ');  // pad so the data starts 8-byte aligned, as the reference writer does
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  check<Error>(fd >= 0, "save_safetensors {}: cannot open {}: {}", path, tmp, std::strerror(errno));
+  try {
+    uint64_t n = h.size();
+    char len[8];
+    for (int i = 0; i < 8; ++i) len[i] = char((n >> (8 * i)) & 0xff);
+    write_all(fd, len, 8, path);
+    write_all(fd, h.data(), h.size(), path);
+    for (const Tensor& c : contiguous)
+      write_all(fd, static_cast<const char*>(c.storage()->data) + c.offset() * dtype_size(c.dtype()),
+                size_t(c.numel() * dtype_size(c.dtype())), path);
+    check<Error>(::fsync(fd) == 0, "save_safetensors {}: fsync failed: {}", path, std::strerror(errno));
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw Error(fmt::format("save_safetensors {}: rename failed: {}", path, std::strerror(errno)));
+  }
+}
+
+Safetensors parse_safetensors(std::string_view bytes, const std::string& name) {
+  check<ValueError>(bytes.size() >= 8, "safetensors {}: {} bytes is too short for the 8-byte header length", name,
+                    bytes.size());
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= uint64_t(uint8_t(bytes[i])) << (8 * i);
+  check<ValueError>(n <= bytes.size() - 8, "safetensors {}: header length {} exceeds the file ({} bytes)", name, n,
+                    bytes.size());
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(bytes.substr(8, n));
+  } catch (const nlohmann::json::exception& e) {
+    throw ValueError(fmt::format("safetensors {}: header is not valid JSON: {}", name, e.what()));
+  }
+  check<ValueError>(header.is_object(), "safetensors {}: header must be a JSON object", name);
+  std::string_view data = bytes.substr(8 + n);
+  Safetensors out;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const auto& [key, e] : header.items()) {
+    if (key == "__metadata__") {
+      check<ValueError>(e.is_object(), "safetensors {}: __metadata__ must be an object", name);
+      for (const auto& [k, v] : e.items()) {
+        check<ValueError>(v.is_string(), "safetensors {}: metadata '{}' must be a string", name, k);
+        out.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    out.tensors[key] = parse_entry(e, data, name, key, ranges);
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    check<ValueError>(ranges[i].first >= ranges[i - 1].second || ranges[i].first == ranges[i].second,
+                      "safetensors {}: tensors overlap at byte ranges [{}, {}) and [{}, {})", name, ranges[i - 1].first,
+                      ranges[i - 1].second, ranges[i].first, ranges[i].second);
+  return out;
+}
+
+Safetensors load_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  check<ValueError>(bool(in), "load_safetensors: cannot open '{}'", path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_safetensors(ss.str(), path);
+}
+
+}  // namespace tg

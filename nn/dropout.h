@@ -1,0 +1,21 @@
+#pragma once
+#include "nn/layer.h"
+
+namespace tg::nn {
+
+/// Inverted dropout (Srivastava et al. 2014): in training, zeroes each element with probability p and
+/// scales the rest by 1/(1-p); identity in eval. ValueError unless 0 <= p <= 1. Draws from `gen`, or from
+/// the default generator when null.
+class Dropout : public Layer {
+ public:
+  explicit Dropout(double p = 0.5, Generator* gen = nullptr);
+  Variable forward(const Variable& x) override;
+  std::string type_name() const override { return "Dropout"; }
+  double p() const { return p_; }
+
+ private:
+  double p_;
+  Generator* gen_;
+};
+
+}  // namespace tg::nn

@@ -1,0 +1,28 @@
+#pragma once
+#include "nn/layer.h"
+
+namespace tg::nn {
+
+struct EmbeddingOptions {
+  int64_t num_embeddings = 0;
+  int64_t embedding_dim = 0;
+  int64_t padding_idx = -1;  ///< a row kept at zero and never updated; -1 = none
+  DType dtype = f32;
+};
+
+/// A lookup table: indices (...) i64 -> (..., embedding_dim). Weights start N(0, 1) (padding row zero),
+/// as PyTorch. IndexError naming an index outside [0, num_embeddings).
+class Embedding : public Layer {
+ public:
+  explicit Embedding(const EmbeddingOptions& options);
+  /// indices: any shape, i64.
+  Variable forward(const Tensor& indices);
+  std::string type_name() const override { return "Embedding"; }
+  const Variable& weight() const { return weight_; }
+
+ private:
+  EmbeddingOptions options_;
+  Variable weight_;  // (num_embeddings, embedding_dim)
+};
+
+}  // namespace tg::nn
