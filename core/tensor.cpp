@@ -27,6 +27,7 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, i
 int64_t Tensor::size(int64_t d) const { return shape_[normalize_dim(d, dim(), "size")]; }
 
 bool Tensor::is_contiguous() const {
+  if (numel_ == 0) return true;  // no element to misplace (and contiguous_strides gives size-0 dims stride 1)
   int64_t expected = 1;
   for (int64_t d = dim() - 1; d >= 0; --d) {
     if (shape_[d] == 1) continue;
