@@ -1,0 +1,250 @@
+// Binary elementwise kernels against a naive broadcast loop: arithmetic, minimum/maximum, pow,
+// comparisons, logical ops, where and masked_fill, over contiguous, transposed, strided and expanded
+// inputs, size-0 and 0-d shapes, in f32, f64 and (where defined) i64 and bool.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "core/error.h"
+#include "core/ops.h"
+#include "reference.h"
+
+using namespace tg;
+using namespace tg::test;
+
+namespace {
+
+// Shape pairs and the broadcast shape they give.
+struct BroadcastCase {
+  Shape a, b, out;
+};
+const BroadcastCase kShapes[] = {
+    {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}},  // same shape
+    {{2, 3, 4}, {4}, {2, 3, 4}},        // trailing vector
+    {{3, 1}, {1, 4}, {3, 4}},           // both broadcast
+    {{2, 1, 4}, {3, 1}, {2, 3, 4}},     // different ndim, both broadcast
+    {{}, {2, 3}, {2, 3}},               // 0-d with a matrix
+    {{5}, {}, {5}},                     // vector with 0-d
+    {{}, {}, {}},                       // 0-d with 0-d
+    {{0, 3}, {1, 3}, {0, 3}},           // size-0 dim
+    {{2, 0}, {2, 1}, {2, 0}},
+};
+
+using Ref = std::function<double(double, double)>;
+
+// Checks op(a, b) for every shape pair and every layout of both operands against ref.
+void check_binary(const std::string& name, Tensor (*op)(const Tensor&, const Tensor&), const Ref& ref, DType dt,
+                  double lo_b = -2.0, double tol = 1e-6) {
+  for (const BroadcastCase& c : kShapes) {
+    std::vector<double> va = sample(c.a.numel(), 2.0, 1), vb = sample(c.b.numel(), 2.0, 2);
+    for (double& v : vb) v = std::max(v, lo_b);  // keeps divisors and pow bases away from 0 when asked
+    if (dt == i64)
+      for (double& v : va) v = std::round(v * 3);
+    if (dt == i64)
+      for (double& v : vb) v = std::round(v * 3);
+    for (const Layout& la : layouts(va, c.a, dt))
+      for (const Layout& lb : layouts(vb, c.b, dt)) {
+        CAPTURE(name);
+        CAPTURE(dt);
+        CAPTURE(c.a);
+        CAPTURE(c.b);
+        CAPTURE(la.name);
+        CAPTURE(lb.name);
+        std::vector<double> want;
+        for (const Index& i : indices(c.out))
+          want.push_back(ref(at(la.t, broadcast_index(i, c.a)), at(lb.t, broadcast_index(i, c.b))));
+        Tensor got = op(la.t, lb.t);
+        CHECK(got.dtype() == dt);
+        CHECK(got.is_contiguous());
+        check_tensor(got, c.out, want, tol, tol);
+      }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("add, sub, mul broadcast over every layout in f32, f64 and i64") {
+  for (DType dt : {f32, f64, i64}) {
+    check_binary("add", add, [](double x, double y) { return x + y; }, dt);
+    check_binary("sub", sub, [](double x, double y) { return x - y; }, dt);
+    check_binary("mul", mul, [](double x, double y) { return x * y; }, dt);
+  }
+}
+
+TEST_CASE("div and pow broadcast over every layout in f32 and f64") {
+  for (DType dt : {f32, f64}) {
+    check_binary("div", div, [](double x, double y) { return x / y; }, dt, 0.25);
+    check_binary("pow", pow, [](double x, double y) { return std::pow(x, y); }, dt, 0.25);
+  }
+}
+
+TEST_CASE("minimum and maximum broadcast, and propagate NaN") {
+  for (DType dt : {f32, f64, i64}) {
+    check_binary("minimum", minimum, [](double x, double y) { return std::min(x, y); }, dt);
+    check_binary("maximum", maximum, [](double x, double y) { return std::max(x, y); }, dt);
+  }
+  Tensor a = tensor({NAN, 1, 2}), b = tensor({0, NAN, 3});
+  check_close(minimum(a, b), {NAN, NAN, 2});
+  check_close(maximum(a, b), {NAN, NAN, 3});
+}
+
+TEST_CASE("operands expanded to stride 0 read the broadcast value") {
+  Tensor a = tensor({1, 2, 3}, {3, 1}).expand({3, 4});  // strides (1, 0)
+  Tensor b = arange(0, 12).view({3, 4});
+  std::vector<double> want;
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 4; ++j) want.push_back((i + 1) * (4 * i + j));
+  check_tensor(mul(a, b), {3, 4}, want);
+  check_tensor(mul(b, a), {3, 4}, want);
+  Tensor e = scalar_tensor(2).expand({2, 3});
+  check_tensor(add(e, e), {2, 3}, std::vector<double>(6, 4));
+}
+
+TEST_CASE("large contiguous inputs take the threaded path and match the strided one") {
+  const int64_t n = 300000;
+  Tensor a = tensor(sample(n, 3.0, 1), {n}), b = tensor(sample(n, 3.0, 2), {n});
+  Tensor s = tensor({0.5}, {1});
+  Tensor sum_ab = a + b, scaled = a * s;
+  std::vector<double> va = values(a), vb = values(b);
+  std::vector<double> w1(n), w2(n);
+  for (int64_t i = 0; i < n; ++i) w1[i] = double(float(va[i]) + float(vb[i])), w2[i] = va[i] * 0.5;
+  check_close(sum_ab, w1, 0, 0);
+  check_close(scaled, w2, 0, 0);
+  // the same through a strided view of the same values
+  Tensor bs = layouts(vb, {n}, f32)[1].t;
+  check_close(a + bs, w1, 0, 0);
+}
+
+TEST_CASE("operators with a double take the tensor's dtype") {
+  Tensor x = tensor({1, 2, 4}, f64);
+  check_tensor(x + 1.5, {3}, {2.5, 3.5, 5.5});
+  check_tensor(x - 1, {3}, {0, 1, 3});
+  check_tensor(x * -2, {3}, {-2, -4, -8});
+  check_tensor(x / 4, {3}, {0.25, 0.5, 1});
+  check_tensor(1.5 + x, {3}, {2.5, 3.5, 5.5});
+  check_tensor(10 - x, {3}, {9, 8, 6});
+  check_tensor(3 * x, {3}, {3, 6, 12});
+  check_tensor(8 / x, {3}, {8, 4, 2});
+  check_tensor(-x, {3}, {-1, -2, -4});
+  CHECK((x + 1.5).dtype() == f64);
+  Tensor k = tensor({3, -5}, i64);
+  check_tensor(k * 2, {2}, {6, -10});
+  check_tensor(k + 2.7, {2}, {5, -3});  // the scalar converts to i64 first (2.7 -> 2)
+}
+
+TEST_CASE("pow with a scalar exponent, including the squaring shortcut") {
+  for (const Layout& l : layouts({0.5, 1, 3, 9}, {2, 2}, f64)) {
+    CAPTURE(l.name);
+    check_tensor(pow(l.t, 2.0), {2, 2}, {0.25, 1, 9, 81});
+    check_tensor(pow(l.t, 0.5), {2, 2}, {std::sqrt(0.5), 1, std::sqrt(3.0), 3}, 1e-15);
+    check_tensor(pow(l.t, -1.0), {2, 2}, {2, 1, 1.0 / 3, 1.0 / 9}, 1e-15);
+  }
+  check_tensor(pow(tensor({-2, 3}), 2.0), {2}, {4, 9});
+  check_tensor(pow(tensor({-8, 4}), 1.0 / 3), {2}, {NAN, std::cbrt(4.0)});  // negative base, fractional power
+}
+
+TEST_CASE("comparisons give bool masks, with broadcasting and NaN") {
+  using Cmp = Tensor (*)(const Tensor&, const Tensor&);
+  struct Row {
+    std::string name;
+    Cmp op;
+    std::function<bool(double, double)> ref;
+  };
+  const Row rows[] = {
+      {"eq", eq, [](double x, double y) { return x == y; }}, {"ne", ne, [](double x, double y) { return x != y; }},
+      {"lt", lt, [](double x, double y) { return x < y; }},  {"le", le, [](double x, double y) { return x <= y; }},
+      {"gt", gt, [](double x, double y) { return x > y; }},  {"ge", ge, [](double x, double y) { return x >= y; }},
+  };
+  // values with ties so that eq/le/ge see equal pairs
+  Tensor a = tensor({1, 2, 3, NAN, 2, 0}, {2, 3}), b = tensor({2, 2, NAN}, {3});
+  for (DType dt : {f32, f64})
+    for (const Layout& l : layouts(values(a), {2, 3}, dt))
+      for (const Row& r : rows) {
+        CAPTURE(r.name);
+        CAPTURE(dt);
+        CAPTURE(l.name);
+        Tensor got = r.op(l.t, b.to(dt));
+        CHECK(got.dtype() == boolean);
+        std::vector<double> want;
+        for (const Index& i : indices({2, 3})) want.push_back(r.ref(at(a, i), at(b, {i[1]})) ? 1 : 0);
+        check_tensor(got, {2, 3}, want, 0, 0);
+      }
+  Tensor k = tensor({-1, 0, 5}, i64);
+  check_tensor(lt(k, 0.0), {3}, {1, 0, 0});
+  check_tensor(ge(k, 5.0), {3}, {0, 0, 1});
+  check_tensor(eq(k, tensor({0}, i64)), {3}, {0, 1, 0});
+  Tensor m = tensor({1, 0}, boolean);
+  check_tensor(eq(m, 1.0), {2}, {1, 0});
+  check_tensor(ne(scalar_tensor(2), 2.0), {}, {0});
+}
+
+TEST_CASE("logical_and, logical_or, logical_not on bool masks") {
+  Tensor a = tensor({1, 1, 0, 0}, {2, 2}, boolean), b = tensor({1, 0}, {2, 1}, boolean);  // b broadcasts over columns
+  check_tensor(logical_and(a, b), {2, 2}, {1, 1, 0, 0});
+  check_tensor(logical_or(a, b), {2, 2}, {1, 1, 0, 0});
+  check_tensor(logical_or(a, b.mT()), {2, 2}, {1, 1, 1, 0});
+  check_tensor(logical_not(a.mT()), {2, 2}, {0, 1, 0, 1});
+  CHECK(logical_not(a).dtype() == boolean);
+}
+
+TEST_CASE("where broadcasts condition and both branches, in every dtype") {
+  Tensor cond = tensor({1, 0, 1}, {3, 1}, boolean);
+  for (DType dt : {f32, f64, i64, boolean}) {
+    CAPTURE(dt);
+    Tensor a = tensor({1, 2, 3, 4}, {4}, dt), b = tensor({0}, {}, dt);
+    Tensor got = where(cond, a, b);
+    CHECK(got.dtype() == dt);
+    std::vector<double> want;
+    for (const Index& i : indices({3, 4})) want.push_back(at(cond, {i[0], 0}) ? at(a, {i[1]}) : 0);
+    check_tensor(got, {3, 4}, want, 0, 0);
+  }
+  Tensor x = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, f64);
+  check_tensor(where(gt(x.mT(), 2.5), x.mT(), -x.mT()), {3, 2}, {-1, 4, -2, 5, 3, 6});
+  check_tensor(where(scalar_tensor(0, boolean), scalar_tensor(1), scalar_tensor(2)), {}, {2});
+  check_tensor(where(zeros({0, 2}, boolean), ones({2}), zeros({2})), {0, 2}, {});
+}
+
+TEST_CASE("masked_fill broadcasts the mask and keeps the input's shape and dtype") {
+  Tensor x = arange(0, 6, 1, f64).view({2, 3});
+  Tensor mask = tensor({0, 1, 1}, {3}, boolean);
+  Tensor got = masked_fill(x, mask, -INFINITY);
+  CHECK(got.dtype() == f64);
+  check_tensor(got, {2, 3}, {0, -INFINITY, -INFINITY, 3, -INFINITY, -INFINITY});
+  check_tensor(masked_fill(x.mT(), tensor({1, 0}, {1, 2}, boolean), 9), {3, 2}, {9, 3, 9, 4, 9, 5});
+  check_tensor(masked_fill(tensor({5, 6}, i64), tensor({0, 1}, boolean), 2.9), {2}, {5, 2});
+  check_tensor(x, {2, 3}, {0, 1, 2, 3, 4, 5});  // the input is untouched
+}
+
+TEST_CASE("binary ops refuse mixed dtypes and bool arithmetic, naming the op") {
+  CHECK_THROWS_WITH_AS(add(ones({2}), ones({2}, f64)), doctest::Contains("add: dtypes differ: f32 vs f64 (shapes (2,) and (2,))"),
+                       DTypeError);
+  CHECK_THROWS_WITH_AS(mul(ones({2}, boolean), ones({2}, boolean)), doctest::Contains("mul: not defined for bool tensors"),
+                       DTypeError);
+  CHECK_THROWS_WITH_AS(div(ones({2}, i64), ones({2}, i64)),
+                       doctest::Contains("div: expected a floating dtype (f32 or f64), got i64"), DTypeError);
+  CHECK_THROWS_WITH_AS(pow(ones({2}, i64), 2.0), doctest::Contains("pow: expected a floating dtype"), DTypeError);
+  CHECK_THROWS_WITH_AS(lt(ones({2}), ones({2}, i64)), doctest::Contains("lt: dtypes differ: f32 vs i64"), DTypeError);
+  CHECK_THROWS_WITH_AS(logical_and(ones({2}, boolean), ones({2})),
+                       doctest::Contains("logical_and: expected bool masks, got bool and f32"), DTypeError);
+  CHECK_THROWS_WITH_AS(where(ones({2}), ones({2}), ones({2})), doctest::Contains("where: condition must be bool, got f32"),
+                       DTypeError);
+  CHECK_THROWS_WITH_AS(where(ones({2}, boolean), ones({2}), ones({2}, f64)), doctest::Contains("where: dtypes differ: f32 vs f64"),
+                       DTypeError);
+  CHECK_THROWS_WITH_AS(add(Tensor(), ones({2})), doctest::Contains("add: an operand is undefined"), DTypeError);
+}
+
+TEST_CASE("binary ops name both shapes when they do not broadcast") {
+  CHECK_THROWS_WITH_AS(add(ones({2, 3}), ones({4})), doctest::Contains("add: shapes cannot be broadcast: (2, 3) vs (4,)"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(maximum(ones({2, 3}), ones({3, 3})), doctest::Contains("maximum: shapes cannot be broadcast: (2, 3) vs (3, 3)"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(eq(ones({0}), ones({2})), doctest::Contains("eq: shapes cannot be broadcast: (0,) vs (2,)"), ShapeError);
+  CHECK_THROWS_WITH_AS(where(ones({3}, boolean), ones({2}), ones({2})),
+                       doctest::Contains("where: shapes cannot be broadcast: (3,) vs (2,)"), ShapeError);
+  CHECK_THROWS_WITH_AS(masked_fill(ones({3}), ones({2, 3}, boolean), 0),
+                       doctest::Contains("masked_fill: mask of shape (2, 3) does not broadcast to input shape (3,)"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(masked_fill(ones({3}), ones({2}, boolean), 0),
+                       doctest::Contains("masked_fill: shapes cannot be broadcast: (3,) vs (2,)"), ShapeError);
+}

@@ -1,0 +1,162 @@
+// In-place writes: fill_, zero_, copy_, add_, mul_, addcmul_, addcdiv_ through views (only the view's
+// elements change), with broadcasting and dtype conversion, and the storage version each one bumps.
+#include <doctest/doctest.h>
+
+#include "core/error.h"
+#include "core/ops.h"
+#include "reference.h"
+
+using namespace tg;
+using namespace tg::test;
+
+TEST_CASE("fill_ and zero_ write only the view's elements and bump the shared version") {
+  Tensor base = arange(0, 12, 1, f64).view({3, 4});
+  CHECK(base.version() == 0);
+  Tensor col = base.slice(1, 1, 4, 2);  // columns 1 and 3
+  col.fill_(-1);
+  CHECK(base.version() == 1);
+  CHECK(col.version() == 1);  // one counter per storage, seen by every view
+  check_tensor(base, {3, 4}, {0, -1, 2, -1, 4, -1, 6, -1, 8, -1, 10, -1});
+  base.mT().select(0, 0).zero_();  // column 0 through the transpose
+  CHECK(base.version() == 2);
+  check_tensor(base, {3, 4}, {0, -1, 2, -1, 0, -1, 6, -1, 0, -1, 10, -1});
+  Tensor k = zeros({2}, i64);
+  k.fill_(3.9);
+  check_tensor(k, {2}, {3, 3});
+  Tensor empty_view = base.narrow(0, 1, 0);
+  empty_view.fill_(5);
+  CHECK(base.version() == 3);  // a write, even of nothing, counts
+  check_tensor(base.select(0, 1), {4}, {0, -1, 6, -1});
+}
+
+TEST_CASE("copy_ broadcasts, converts dtypes and writes through strided views") {
+  Tensor dst = zeros({2, 3}, f64);
+  dst.copy_(tensor({1, 2, 3}, f32));
+  check_tensor(dst, {2, 3}, {1, 2, 3, 1, 2, 3});
+  CHECK(dst.version() == 1);
+  dst.copy_(tensor({1, 2, 3, 4, 5, 6}, {3, 2}, f64).mT());  // transposed source
+  check_tensor(dst, {2, 3}, {1, 3, 5, 2, 4, 6});
+  Tensor t = zeros({3, 2});
+  t.mT().copy_(tensor({1, 2, 3, 4, 5, 6}, {2, 3}));  // transposed destination
+  check_tensor(t, {3, 2}, {1, 4, 2, 5, 3, 6});
+  Tensor k = zeros({3}, i64);
+  k.copy_(tensor({-1.5, 0.5, 2.5}));
+  check_tensor(k, {3}, {-1, 0, 2}, 0, 0);
+  Tensor m = zeros({3}, boolean);
+  m.copy_(tensor({0, -0.25, 7}));
+  check_tensor(m, {3}, {0, 1, 1});
+  Tensor s = zeros({2, 2});
+  s.copy_(scalar_tensor(4));
+  check_tensor(s, {2, 2}, {4, 4, 4, 4});
+}
+
+TEST_CASE("add_ with alpha broadcasts into contiguous and strided destinations") {
+  for (DType dt : {f32, f64}) {
+    for (Layout l : layouts(sample(12), {3, 4}, dt)) {
+      CAPTURE(dt);
+      CAPTURE(l.name);
+      std::vector<double> before = values(l.t);
+      Tensor row = tensor({1, 2, 3, 4}, dt);
+      uint64_t v0 = l.t.version();
+      l.t.add_(row, -0.5);
+      CHECK(l.t.version() == v0 + 1);
+      std::vector<double> want;
+      for (const Index& i : indices({3, 4})) want.push_back(before[flat({3, 4}, i)] - 0.5 * double(i[1] + 1));
+      check_tensor(l.t, {3, 4}, want, 1e-6, 1e-6);
+    }
+  }
+  Tensor k = tensor({1, 2, 3}, i64);
+  k.add_(tensor({10}, i64), 2);
+  check_tensor(k, {3}, {21, 22, 23}, 0, 0);
+}
+
+TEST_CASE("add_ on a big contiguous tensor (threaded path) matches the loop") {
+  const int64_t n = 100000;
+  std::vector<double> a = sample(n, 1.0, 1), b = sample(n, 1.0, 2);
+  Tensor x = tensor(a, f64);
+  x.add_(tensor(b, f64), 3.0);
+  std::vector<double> want(n);
+  for (int64_t i = 0; i < n; ++i) want[i] = a[i] + 3.0 * b[i];
+  check_close(x, want, 0, 0);
+}
+
+TEST_CASE("mul_ by a tensor and by a double") {
+  Tensor x = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, f64);
+  x.mul_(tensor({2, -1}, {2, 1}, f64));
+  check_tensor(x, {2, 3}, {2, 4, 6, -4, -5, -6});
+  x.mT().mul_(0.5);
+  check_tensor(x, {2, 3}, {1, 2, 3, -2, -2.5, -3});
+  CHECK(x.version() == 2);
+  Tensor k = tensor({3, -4}, i64);
+  k.mul_(-2.0);
+  check_tensor(k, {2}, {-6, 8}, 0, 0);
+}
+
+TEST_CASE("addcmul_ and addcdiv_ do the optimizer updates elementwise") {
+  // Adam's moments: m += (1 - b1)·g·1 and v += (1 - b2)·g·g; the step: p += -lr·m / (sqrt(v) + eps).
+  for (DType dt : {f32, f64}) {
+    CAPTURE(dt);
+    std::vector<double> p0 = sample(6, 1.0, 1), g = sample(6, 1.0, 2), m0 = sample(6, 0.1, 3);
+    Tensor p = tensor(p0, {2, 3}, dt), gt_ = tensor(g, {2, 3}, dt), m = tensor(m0, {2, 3}, dt);
+    Tensor v = zeros({2, 3}, dt);
+    v.addcmul_(gt_, gt_, 0.001);
+    m.addcmul_(gt_, ones({3}, dt), 0.1);  // broadcasts the second factor
+    Tensor denom = sqrt(v) + 1e-8;
+    p.addcdiv_(m, denom, -0.01);
+    CHECK(p.version() == 1);
+    std::vector<double> want_v, want_m, want_p;
+    for (int i = 0; i < 6; ++i) {
+      want_v.push_back(0.001 * g[i] * g[i]);
+      want_m.push_back(m0[i] + 0.1 * g[i]);
+      want_p.push_back(p0[i] - 0.01 * want_m.back() / (std::sqrt(want_v.back()) + 1e-8));
+    }
+    const double tol = dt == f32 ? 1e-5 : 1e-12;
+    check_tensor(v, {2, 3}, want_v, tol, tol);
+    check_tensor(m, {2, 3}, want_m, tol, tol);
+    check_tensor(p, {2, 3}, want_p, tol, tol);
+  }
+  Tensor q = zeros({2, 2}, f64);
+  q.mT().addcmul_(tensor({1, 2, 3, 4}, {2, 2}, f64), tensor({10, 100}, {2}, f64), 1);  // into a transposed view
+  check_tensor(q, {2, 2}, {10, 30, 200, 400});  // q[j][i] = a[i][j]·b[j]
+}
+
+TEST_CASE("every in-place op bumps the version once; copies start at 0") {
+  Tensor x = ones({4});
+  const Tensor o = ones({4});
+  x.fill_(2);
+  x.zero_();
+  x.copy_(o);
+  x.add_(o);
+  x.mul_(o);
+  x.mul_(2.0);
+  x.addcmul_(o, o);
+  x.addcdiv_(o, o);
+  CHECK(x.version() == 8);
+  CHECK(o.version() == 0);  // operands are not written
+  check_tensor(x, {4}, {6, 6, 6, 6});
+  CHECK(x.clone().version() == 0);
+  CHECK(x.to(f64).version() == 0);
+  CHECK((x + o).version() == 0);
+  CHECK(full({2}, 3).version() == 0);
+  CHECK(x.view({2, 2}).version() == 8);
+}
+
+TEST_CASE("in-place errors name the op and shapes, and do not bump the version") {
+  Tensor x = ones({3});
+  CHECK_THROWS_WITH_AS(x.add_(ones({3}, f64)), doctest::Contains("add_: dtypes differ: f32 vs f64"), DTypeError);
+  CHECK_THROWS_WITH_AS(x.add_(ones({2, 3})), doctest::Contains("add_: operand of shape (2, 3) does not broadcast to (3,)"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(x.mul_(ones({4})), doctest::Contains("mul_: shapes cannot be broadcast: (3,) vs (4,)"), ShapeError);
+  CHECK_THROWS_WITH_AS(x.addcmul_(ones({3}), ones({2})), doctest::Contains("addcmul_: shapes cannot be broadcast: (3,) vs (2,)"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(x.copy_(ones({2, 3})), doctest::Contains("copy_: source of shape (2, 3) does not broadcast to (3,)"),
+                       ShapeError);
+  Tensor k = ones({3}, i64);
+  CHECK_THROWS_WITH_AS(k.addcdiv_(k, k), doctest::Contains("addcdiv_: expected a floating dtype, got i64"), DTypeError);
+  Tensor m = ones({3}, boolean);
+  CHECK_THROWS_WITH_AS(m.mul_(2.0), doctest::Contains("mul_: not defined for bool tensors"), DTypeError);
+  CHECK(x.version() == 0);
+  CHECK(k.version() == 0);
+  CHECK(m.version() == 0);
+  check_tensor(x, {3}, {1, 1, 1});
+}
