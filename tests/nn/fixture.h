@@ -1,0 +1,104 @@
+#pragma once
+// Reading the PyTorch reference fixtures (tests/fixtures/README.md) and comparing against them: JSON
+// files, tensor objects {"shape", "data"} (with "inf"/"-inf"/"nan" strings), the safetensors weights a
+// layer fixture names, and a closeness check that reports the worst element. Shared by every nn test.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/safetensors.h"
+#include "core/tensor.h"
+
+namespace tg::test {
+
+/// The parsed JSON file at TG_FIXTURES_DIR/relative_path (e.g. "nn/linear.f64.json"); std::runtime_error
+/// naming the path when it cannot be opened.
+inline nlohmann::json load_fixture(const std::string& relative_path) {
+  const std::string path = std::string(TG_FIXTURES_DIR) + "/" + relative_path;
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("load_fixture: cannot open " + path);
+  return nlohmann::json::parse(in);
+}
+
+/// A fixture number: a JSON number, or one of the strings "inf", "-inf", "nan".
+inline double fixture_number(const nlohmann::json& v) {
+  if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
+  if (!v.is_string()) return v.get<double>();
+  const std::string s = v.get<std::string>();
+  if (s == "inf") return std::numeric_limits<double>::infinity();
+  if (s == "-inf") return -std::numeric_limits<double>::infinity();
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+/// A tensor object {"shape": [...], "data": [...]} as a contiguous tensor of `dtype`. i64 is read exactly
+/// (integers), bool from true/false; f32 values are the exact float32 the fixture widened to double.
+inline Tensor fixture_tensor(const nlohmann::json& t, DType dtype) {
+  const Shape shape = t.at("shape").get<std::vector<int64_t>>();
+  const nlohmann::json& data = t.at("data");
+  if (dtype == DType::i64) return index_tensor(data.get<std::vector<int64_t>>(), shape);
+  std::vector<double> values;
+  values.reserve(data.size());
+  for (const auto& v : data) values.push_back(fixture_number(v));
+  return tensor(values, shape, dtype);
+}
+
+/// The dtype a fixture file runs in: its "dtype" field, "float64" -> f64, "float32" -> f32.
+inline DType fixture_dtype(const nlohmann::json& fixture) {
+  return fixture.at("dtype").get<std::string>() == "float64" ? DType::f64 : DType::f32;
+}
+
+/// The weights a layer fixture names ("weights": "linear.f64.safetensors", relative to nn/), by their
+/// PyTorch state_dict names.
+inline TensorMap fixture_weights(const nlohmann::json& fixture) {
+  const std::string path = std::string(TG_FIXTURES_DIR) + "/nn/" + fixture.at("weights").get<std::string>();
+  return load_safetensors(path).tensors;
+}
+
+/// The comparison tolerance the nn tests use by default: 1e-5 for f32, 1e-10 for f64.
+inline double fixture_tolerance(DType dtype) { return dtype == DType::f64 ? 1e-10 : 1e-5; }
+
+/// Largest |a - b| over all elements (shapes must match; NaN where exactly one side is NaN counts as
+/// infinite, equal infinities as 0).
+inline double max_abs_diff(const Tensor& a, const Tensor& b) {
+  check<ShapeError>(a.shape() == b.shape(), "max_abs_diff: shapes differ: {} vs {}", a.shape(), b.shape());
+  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] == y[i] || (std::isnan(x[i]) && std::isnan(y[i]))) continue;
+    const double d = std::abs(x[i] - y[i]);
+    worst = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(worst, d);
+  }
+  return worst;
+}
+
+/// CHECKs that `actual` matches `expected` within `atol` everywhere; on failure the message names `what`,
+/// the shapes and the worst element (flat index, both values). Returns the max abs error for reporting.
+inline double check_close(const Tensor& actual, const Tensor& expected, double atol, const std::string& what) {
+  if (actual.shape() != expected.shape()) {
+    FAIL_CHECK(what << ": shapes differ: " << fmt::format("{} vs {}", actual.shape(), expected.shape()));
+    return std::numeric_limits<double>::infinity();
+  }
+  const std::vector<double> x = actual.to_vector<double>(), y = expected.to_vector<double>();
+  double worst = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] == y[i] || (std::isnan(x[i]) && std::isnan(y[i]))) continue;
+    double d = std::abs(x[i] - y[i]);
+    if (std::isnan(d)) d = std::numeric_limits<double>::infinity();
+    if (d > worst) worst = d, at = i;
+  }
+  if (worst > atol) {
+    FAIL_CHECK(what << ": max abs error " << worst << " > " << atol << " at flat index " << at << " (actual "
+                    << x[at] << ", expected " << y[at] << ")");
+  }
+  return worst;
+}
+
+}  // namespace tg::test
