@@ -42,14 +42,15 @@ Tensor batched(const Tensor& a, const Tensor& b) {
   Shape out_shape = batch;
   out_shape.push_back(M);
   out_shape.push_back(N);
-  if (bb.empty() && !ba.empty()) return batched(a.reshape({-1, K}), b).reshape(out_shape);  // one GEMM for all rows
+  // Sizes are spelled out, not -1: a -1 cannot be inferred when another size is 0.
+  if (bb.empty() && !ba.empty()) return batched(a.reshape({ba.numel() * M, K}), b).reshape(out_shape);  // one GEMM
+  if (K == 0) return zeros(out_shape, a.dtype());  // empty sums
   Tensor out = empty(out_shape, a.dtype());
-  if (K == 0) return out.zero_(), out;
   Shape ea = batch, eb = batch;
   ea.insert(ea.end(), {M, K});
   eb.insert(eb.end(), {K, N});
-  Tensor a3 = a.expand(ea).reshape({-1, M, K}), b3 = b.expand(eb).reshape({-1, K, N});
   const int64_t nb = batch.numel();
+  Tensor a3 = a.expand(ea).reshape({nb, M, K}), b3 = b.expand(eb).reshape({nb, K, N});
   detail::dispatch_float(a.dtype(), "matmul", [&](auto z) {
     using T = decltype(z);
     T* pc = out.data<T>();
