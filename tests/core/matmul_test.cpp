@@ -1,0 +1,163 @@
+// matmul against a naive triple loop in double, with PyTorch's rules: 1-D operands promoted and the added
+// dim removed, batch dims broadcast. Operands come contiguous, transposed (mT views, which reach BLAS as
+// transpose flags), strided and expanded; zero-size M, N, K and batch; f32 and f64.
+#include <doctest/doctest.h>
+
+#include "core/error.h"
+#include "core/ops.h"
+#include "reference.h"
+
+using namespace tg;
+using namespace tg::test;
+
+namespace {
+
+// Broadcast of two batch shapes, by hand (sizes equal or 1).
+Shape broadcast(const Shape& a, const Shape& b) {
+  const size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())], db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// PyTorch matmul by definition: out[batch..., m, n] = Σ_k a[batch..., m, k] · b[batch..., k, n].
+struct Naive {
+  Shape shape;
+  std::vector<double> values;
+};
+Naive naive_matmul(const Tensor& a, const Tensor& b) {
+  const bool a1 = a.dim() == 1, b1 = b.dim() == 1;
+  const Shape ab(a.shape().begin(), a.shape().end() - (a1 ? 1 : 2));
+  const Shape bb(b.shape().begin(), b.shape().end() - (b1 ? 1 : 2));
+  const int64_t M = a1 ? 1 : a.size(-2), K = a.size(-1), N = b1 ? 1 : b.size(-1);
+  Naive r;
+  r.shape = broadcast(ab, bb);
+  const Shape batch = r.shape;
+  if (!a1) r.shape.push_back(M);
+  if (!b1) r.shape.push_back(N);
+  for (const Index& bi : indices(batch))
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          Index ia = broadcast_index(bi, ab), ib = broadcast_index(bi, bb);
+          if (!a1) ia.push_back(m);
+          ia.push_back(k);
+          ib.push_back(k);
+          if (!b1) ib.push_back(n);
+          s += at(a, ia) * at(b, ib);
+        }
+        r.values.push_back(s);
+      }
+  return r;
+}
+
+void check_matmul(const Tensor& a, const Tensor& b, double tol) {
+  Naive want = naive_matmul(a, b);
+  Tensor got = matmul(a, b);
+  CHECK(got.dtype() == a.dtype());
+  check_tensor(got, want.shape, want.values, tol, tol);
+}
+
+struct MatmulCase {
+  Shape a, b;
+};
+const MatmulCase kCases[] = {
+    {{3}, {3}},              // dot
+    {{3}, {3, 4}},           // vector @ matrix
+    {{2, 3}, {3}},           // matrix @ vector
+    {{2, 3}, {3, 4}},        // matrix @ matrix
+    {{1, 1}, {1, 1}},        // 1x1
+    {{1, 5}, {5, 1}},        // row @ column
+    {{5, 2, 3}, {3, 4}},     // batched @ matrix (one GEMM over all rows)
+    {{2, 3}, {5, 3, 4}},     // matrix @ batched
+    {{2, 1, 2, 3}, {3, 3, 4}},  // broadcast batch dims
+    {{4}, {2, 4, 3}},        // vector @ batched
+    {{2, 2, 4}, {4}},        // batched @ vector
+    {{2, 0}, {0, 3}},        // K = 0: zeros
+    {{0, 3}, {3, 2}},        // M = 0
+    {{2, 3}, {3, 0}},        // N = 0
+    {{0}, {0}},              // empty dot = 0
+};
+
+}  // namespace
+
+TEST_CASE("matmul matches the triple loop for every operand rank and layout, f32 and f64") {
+  for (DType dt : {f32, f64})
+    for (const MatmulCase& c : kCases)
+      for (const Layout& la : layouts(sample(c.a.numel(), 1.0, 1), c.a, dt))
+        for (const Layout& lb : layouts(sample(c.b.numel(), 1.0, 2), c.b, dt)) {
+          CAPTURE(dt);
+          CAPTURE(c.a);
+          CAPTURE(c.b);
+          CAPTURE(la.name);
+          CAPTURE(lb.name);
+          check_matmul(la.t, lb.t, dt == f32 ? 1e-5 : 1e-13);
+        }
+}
+
+TEST_CASE("matmul of mT views (transpose flags, no copy) in 2-D and batched") {
+  for (DType dt : {f32, f64}) {
+    CAPTURE(dt);
+    const double tol = dt == f32 ? 1e-5 : 1e-13;
+    Tensor x = tensor(sample(12, 1.0, 3), {4, 3}, dt), y = tensor(sample(20, 1.0, 4), {5, 4}, dt);
+    check_matmul(x.mT(), y.mT(), tol);           // (3, 4) @ (4, 5), both transposed
+    check_matmul(x.mT(), x, tol);                // Gram matrix
+    check_matmul(y, x, tol);                     // (5, 4) @ (4, 3)
+    Tensor bx = tensor(sample(24, 1.0, 5), {2, 4, 3}, dt);
+    check_matmul(bx.mT(), bx, tol);              // (2, 3, 4) @ (2, 4, 3)
+    check_matmul(bx.mT(), y.mT(), tol);          // batched mT @ 2-D mT
+    check_matmul(y.select(0, 1), x, tol);        // a row view
+    check_matmul(x.select(1, 2), x, tol);        // a strided vector @ matrix
+    check_matmul(x.select(0, 1), x.mT(), tol);   // a vector @ transposed matrix
+    check_matmul(x.narrow(1, 1, 1).mT(), x, tol);  // (1, 4) with row stride 1
+  }
+}
+
+TEST_CASE("matmul of expanded (stride-0) operands") {
+  Tensor row = tensor({1, 2, 3}, {1, 3}, f64);
+  check_matmul(row.expand({4, 3}), tensor(sample(6, 1.0, 6), {3, 2}, f64), 1e-14);
+  Tensor w = tensor(sample(12, 1.0, 7), {3, 4}, f64);
+  check_matmul(tensor(sample(15, 1.0, 8), {5, 1, 3}, f64), w.expand({5, 3, 4}), 1e-14);
+  Tensor col = tensor({1, -1, 2}, {3, 1}, f64).expand({3, 2});
+  check_matmul(tensor(sample(6, 1.0, 9), {2, 3}, f64), col, 1e-14);
+  check_matmul(scalar_tensor(2, f64).expand({3}), tensor(sample(6, 1.0, 9), {3, 2}, f64), 1e-14);
+}
+
+TEST_CASE("matmul with zero-size M, N, K or batch inside a batch") {
+  for (const MatmulCase& c : {MatmulCase{{3, 2, 0}, {0, 4}}, MatmulCase{{2, 0, 3}, {2, 3, 4}},
+                              MatmulCase{{2, 2, 3}, {2, 3, 0}}, MatmulCase{{0, 2, 3}, {3, 4}},
+                              MatmulCase{{2, 2, 0}, {2, 0, 4}}, MatmulCase{{0, 2, 3}, {0, 3, 4}}}) {
+    CAPTURE(c.a);
+    CAPTURE(c.b);
+    check_matmul(ones(c.a), ones(c.b), 0);
+  }
+  CHECK(matmul(ones({2, 0}), ones({0, 3})).version() == 0);  // a fresh result, not an in-place write
+}
+
+TEST_CASE("a larger product through BLAS matches the loop in f64") {
+  Tensor a = tensor(sample(64 * 96, 1.0, 10), {64, 96}, f64), b = tensor(sample(96 * 40, 1.0, 11), {40, 96}, f64);
+  check_matmul(a, b.mT(), 1e-12);
+  check_matmul(a.reshape({4, 16, 96}), b.mT(), 1e-12);
+}
+
+TEST_CASE("matmul errors name both shapes") {
+  CHECK_THROWS_WITH_AS(matmul(ones({2, 3}), ones({4, 5})), doctest::Contains("matmul: inner dimensions differ: (2, 3) @ (4, 5)"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(matmul(ones({3}), ones({4})), doctest::Contains("matmul: inner dimensions differ: (3,) @ (4,)"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(matmul(ones({2, 2, 3}), ones({4})), doctest::Contains("matmul: inner dimensions differ: (2, 2, 3) @ (4,)"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(matmul(ones({2, 3}), ones({5, 2})), doctest::Contains("(2, 3) @ (5, 2)"), ShapeError);
+  CHECK_THROWS_WITH_AS(matmul(ones({2, 2, 3}), ones({3, 3, 4})), doctest::Contains("matmul: shapes cannot be broadcast: (2,) vs (3,)"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(matmul(scalar_tensor(2), ones({3})), doctest::Contains("matmul: both operands need at least 1 dim: () @ (3,)"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(matmul(ones({2, 2}, i64), ones({2, 2}, i64)),
+                       doctest::Contains("matmul: expected f32 or f64, got i64 (shapes (2, 2) @ (2, 2))"), DTypeError);
+  CHECK_THROWS_WITH_AS(matmul(ones({2, 2}), ones({2, 2}, f64)), doctest::Contains("matmul: dtypes differ: f32 vs f64"),
+                       DTypeError);
+}
