@@ -35,6 +35,8 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   dim = normalize_dim(dim, x.dim(), "index_select");
   check<ShapeError>(index.dim() <= 1, "index_select: index must be 1-D, got shape {}", index.shape());
   std::vector<int64_t> idx = checked_indices(index, x.dim() ? x.shape()[dim] : 1, "index_select");
+  check<IndexError>(x.dim() > 0 || idx.size() == 1, "index_select: a 0-d input takes exactly one index, got {}",
+                    idx.size());
   Shape shape = x.shape();
   if (x.dim()) shape[dim] = int64_t(idx.size());
   Tensor c = x.contiguous(), out = empty(shape, x.dtype());
@@ -50,7 +52,10 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source) {
   dim = normalize_dim(dim, x.dim(), "index_add");
   check<DTypeError>(x.dtype() == source.dtype(), "index_add: dtypes differ: {} vs {}", x.dtype(), source.dtype());
+  check<ShapeError>(index.dim() <= 1, "index_add: index must be 1-D, got shape {}", index.shape());
   std::vector<int64_t> idx = checked_indices(index, x.dim() ? x.shape()[dim] : 1, "index_add");
+  check<IndexError>(x.dim() > 0 || idx.size() == 1, "index_add: a 0-d input takes exactly one index, got {}",
+                    idx.size());
   Shape want = x.shape();
   if (x.dim()) want[dim] = int64_t(idx.size());
   check<ShapeError>(source.shape() == want, "index_add: source shape {} does not match {} (input {}, {} indices)",
