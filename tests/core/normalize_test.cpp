@@ -1,0 +1,182 @@
+// softmax, log_softmax and normalize (layer-norm statistics) against double-precision loops along each
+// dim, including the inputs that break naive versions: logits of 1e4, fully masked (-inf) lines, and a
+// row with mean 1e4 and variance 1e-6 in f32.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+#include "core/ops.h"
+#include "reference.h"
+
+using namespace tg;
+using namespace tg::test;
+
+namespace {
+
+// softmax (or log_softmax) of x along dim by definition, in double; an all -inf line gives zeros (softmax).
+std::vector<double> naive_softmax(const Tensor& x, int64_t dim, bool log_form) {
+  const Shape& s = x.shape();
+  std::vector<double> out;
+  for (const Index& i : indices(s)) {
+    Index j = i;
+    double m = -INFINITY;
+    for (j[dim] = 0; j[dim] < s[dim]; ++j[dim]) m = std::max(m, at(x, j));
+    double z = 0;
+    for (j[dim] = 0; j[dim] < s[dim]; ++j[dim]) z += std::exp(at(x, j) - m);
+    const double v = at(x, i);
+    out.push_back(log_form ? v - m - std::log(z) : m == -INFINITY ? 0.0 : std::exp(v - m) / z);
+  }
+  return out;
+}
+
+// Layer-norm statistics over the last `nn` dims, two-pass in double.
+struct NaiveNorm {
+  std::vector<double> out, mean, rstd;
+};
+NaiveNorm naive_normalize(const Tensor& x, int64_t nn, double eps) {
+  std::vector<double> v = values(x);
+  int64_t n = 1;
+  for (int64_t d = x.dim() - nn; d < x.dim(); ++d) n *= x.shape()[d];
+  NaiveNorm r;
+  for (int64_t row = 0; row * n < int64_t(v.size()); ++row) {
+    double m = 0, var = 0;
+    for (int64_t j = 0; j < n; ++j) m += v[row * n + j] / double(n);
+    for (int64_t j = 0; j < n; ++j) var += (v[row * n + j] - m) * (v[row * n + j] - m) / double(n);
+    const double rs = 1 / std::sqrt(var + eps);
+    for (int64_t j = 0; j < n; ++j) r.out.push_back((v[row * n + j] - m) * rs);
+    r.mean.push_back(m);
+    r.rstd.push_back(rs);
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("softmax and log_softmax along every dim, on every layout, in f32 and f64") {
+  const Shape shape = {2, 3, 4};
+  for (DType dt : {f32, f64})
+    for (const Layout& l : layouts(sample(24, 4.0, 2), shape, dt))
+      for (int64_t dim : {0, 1, 2, -1, -3}) {
+        CAPTURE(dt);
+        CAPTURE(l.name);
+        CAPTURE(dim);
+        const int64_t d = dim < 0 ? dim + 3 : dim;
+        const double tol = dt == f32 ? 1e-6 : 1e-14;
+        Tensor p = softmax(l.t, dim), lp = log_softmax(l.t, dim);
+        CHECK(p.dtype() == dt);
+        check_tensor(p, shape, naive_softmax(l.t, d, false), tol, tol);
+        check_tensor(lp, shape, naive_softmax(l.t, d, true), tol, tol);
+        Shape rest = shape;
+        rest.erase(rest.begin() + d);
+        check_tensor(sum(p, {dim}), rest, std::vector<double>(24 / shape[d], 1.0), tol, tol);
+      }
+}
+
+TEST_CASE("softmax of logits around 1e4 is finite and exact") {
+  for (DType dt : {f32, f64}) {
+    CAPTURE(dt);
+    Tensor x = tensor({10000, 10001, 10002, -10000, 0, 10000}, {2, 3}, dt);
+    const double e1 = std::exp(-1.0), e2 = std::exp(-2.0), z = 1 + e1 + e2;
+    check_tensor(softmax(x, 1), {2, 3}, {e2 / z, e1 / z, 1 / z, 0, 0, 1}, 1e-6, 1e-6);
+    check_tensor(log_softmax(x, 1), {2, 3}, {-2 - std::log(z), -1 - std::log(z), -std::log(z), -20000, -10000, 0},
+                 1e-5, 1e-6);
+    CHECK(all_finite(log_softmax(x, 0)));
+    check_tensor(softmax(x, 0), {2, 3}, {1, 1, 1 / (1 + e2), 0, 0, e2 / (1 + e2)}, 1e-6, 1e-6);  // down columns
+  }
+}
+
+TEST_CASE("masked lines: -inf entries get probability 0, an all -inf line gives zeros (not NaN)") {
+  // Documented deviation: PyTorch gives NaN for a fully masked line; attention wants zeros.
+  const double ninf = -INFINITY;
+  Tensor x = tensor({0, ninf, 0, ninf, ninf, ninf}, {2, 3}, f64);
+  check_tensor(softmax(x, 1), {2, 3}, {0.5, 0, 0.5, 0, 0, 0});
+  check_tensor(softmax(x.mT(), 0), {3, 2}, {0.5, 0, 0, 0, 0.5, 0});
+  check_tensor(log_softmax(x, 1).select(0, 0), {3}, {-std::log(2.0), ninf, -std::log(2.0)});
+  // log_softmax of a fully masked line is NaN, as in PyTorch (-inf - -inf)
+  check_tensor(log_softmax(x, 1).select(0, 1), {3}, {NAN, NAN, NAN});
+  // masked_fill then softmax, as attention does it
+  Tensor scores = tensor(sample(6, 1.0, 3), {2, 3});
+  Tensor p = softmax(masked_fill(scores, tensor({0, 0, 1}, {3}, boolean), ninf), -1);
+  check_tensor(p.narrow(1, 2, 1), {2, 1}, {0, 0});
+  check_tensor(sum(p, {1}), {2}, {1, 1}, 1e-6);
+}
+
+TEST_CASE("softmax of 0-d, size-1 and size-0 dims") {
+  check_tensor(softmax(scalar_tensor(3), 0), {}, {1});
+  check_tensor(log_softmax(scalar_tensor(3), -1), {}, {0});
+  check_tensor(softmax(tensor({5, -5}, {2, 1}), 1), {2, 1}, {1, 1});
+  check_tensor(softmax(zeros({0, 3}), 1), {0, 3}, {});
+  check_tensor(softmax(zeros({3, 0}), 1), {3, 0}, {});
+}
+
+TEST_CASE("normalize over the last one and two dims on every layout, f32 and f64") {
+  for (DType dt : {f32, f64})
+    for (const Layout& l : layouts(sample(24, 3.0, 4), {2, 3, 4}, dt))
+      for (int64_t nn : {1, 2, 3}) {
+        CAPTURE(dt);
+        CAPTURE(l.name);
+        CAPTURE(nn);
+        Normalized r = normalize(l.t, nn, 1e-5);
+        NaiveNorm w = naive_normalize(l.t, nn, 1e-5);
+        Shape stat = {2, 3, 4};
+        for (int64_t d = 3 - nn; d < 3; ++d) stat[d] = 1;
+        const double tol = dt == f32 ? 1e-5 : 1e-13;
+        check_tensor(r.output, {2, 3, 4}, w.out, tol, tol);
+        check_tensor(r.mean, stat, w.mean, tol, tol);
+        check_tensor(r.rstd, stat, w.rstd, tol, tol);
+        CHECK(r.output.dtype() == dt);
+      }
+}
+
+TEST_CASE("normalize in f32 is exact for a row with mean 1e4 and variance 1e-6") {
+  // The f32 inputs 1e4 + k·2^-10 (k in -2..2): E[x²] - E[x]² in f32 would cancel to noise; two passes in
+  // double reproduce the double reference computed from the same f32 values.
+  std::vector<double> row;
+  for (int64_t j = 0; j < 64; ++j) row.push_back(10000.0 + double((j * 7) % 5 - 2) * 0x1.0p-10);
+  Tensor x = tensor(row, {1, 64});
+  CHECK(values(x) == row);  // every value is exact in f32
+  for (double eps : {0.0, 1e-9, 1e-5}) {
+    CAPTURE(eps);
+    Normalized r = normalize(x, 1, eps);
+    NaiveNorm w = naive_normalize(x, 1, eps);
+    CHECK(w.rstd[0] > (eps == 1e-5 ? 250 : 600));  // variance about 2e-6
+    check_close(r.output, w.out, 1e-6, 1e-5);
+    check_close(r.mean, w.mean, 0, 1e-7);
+    check_close(r.rstd, w.rstd, 0, 1e-6);
+  }
+}
+
+TEST_CASE("a constant row normalizes to zeros with rstd = 1/sqrt(eps), no NaN") {
+  Tensor x = tensor({3, 3, 3, 3, -1, 2, 7, 0}, {2, 4});
+  Normalized r = normalize(x, 1, 1e-5);
+  CHECK(all_finite(r.output));
+  check_tensor(r.output.select(0, 0), {4}, {0, 0, 0, 0});
+  check_tensor(r.mean, {2, 1}, {3, 2});
+  check_tensor(r.rstd.select(0, 0), {1}, {1 / std::sqrt(1e-5)}, 0, 1e-6);
+  check_tensor(normalize(full({2, 3}, 1e4, f64), 2, 1e-12).output, {2, 3}, std::vector<double>(6, 0.0), 0, 0);
+}
+
+TEST_CASE("normalize of rows with a zero-size dim") {
+  Normalized r = normalize(zeros({0, 4}), 1, 1e-5);
+  CHECK(r.output.shape() == Shape{0, 4});
+  CHECK(r.mean.shape() == Shape{0, 1});
+}
+
+TEST_CASE("softmax and normalize errors name the op, dim and shape") {
+  CHECK_THROWS_WITH_AS(softmax(ones({2, 3}), 2), doctest::Contains("softmax: dim 2 out of range for a 2-d tensor (expected [-2, 1])"),
+                       IndexError);
+  CHECK_THROWS_WITH_AS(log_softmax(ones({2, 3}), -3), doctest::Contains("log_softmax: dim -3 out of range"), IndexError);
+  CHECK_THROWS_WITH_AS(softmax(ones({2}, i64), 0), doctest::Contains("softmax: expected a floating dtype (f32 or f64), got i64"),
+                       DTypeError);
+  CHECK_THROWS_WITH_AS(normalize(ones({2, 3}), 0, 1e-5),
+                       doctest::Contains("layer_norm: cannot normalise the last 0 dims of a tensor of shape (2, 3)"), ShapeError);
+  CHECK_THROWS_WITH_AS(normalize(ones({2, 3}), 3, 1e-5),
+                       doctest::Contains("layer_norm: cannot normalise the last 3 dims of a tensor of shape (2, 3)"), ShapeError);
+  CHECK_THROWS_WITH_AS(normalize(ones({2, 3}), 1, -1e-5), doctest::Contains("layer_norm: eps must be finite and >= 0, got -1e-05"),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(normalize(ones({2, 3}), 1, NAN), doctest::Contains("got nan"), ValueError);
+  CHECK_THROWS_WITH_AS(normalize(ones({2, 3}, i64), 1, 1e-5), doctest::Contains("layer_norm: expected a floating dtype"),
+                       DTypeError);
+}
