@@ -1,0 +1,51 @@
+#pragma once
+#include <utility>
+
+#include "optim/optimizer.h"
+
+namespace tg::optim {
+
+struct AdamOptions {
+  double lr = 1e-3;
+  std::pair<double, double> betas = {0.9, 0.999};
+  double eps = 1e-8;
+  double weight_decay = 0;  ///< L2 penalty: λ·p is added to the gradient
+  bool amsgrad = false;     ///< normalise by the running maximum of the second moment (Reddi et al. 2018)
+};
+
+/// Adam (Kingma & Ba 2015, Algorithm 1) with PyTorch's operation order, so f64 results match torch 1.13.
+/// ValueError for lr, eps or weight_decay negative or non-finite, or a beta outside [0, 1).
+class Adam : public Optimizer {
+ public:
+  explicit Adam(std::vector<Variable> params, const AdamOptions& options = {});
+  Adam(std::vector<ParamGroup> groups, const AdamOptions& options = {});
+  void step() override;
+  const AdamOptions& options() const { return options_; }
+
+ protected:
+  /// `decoupled`: weight decay as p ← p·(1 − lr·λ) before the update (AdamW) instead of L2.
+  Adam(std::string name, std::vector<ParamGroup> groups, const AdamOptions& options, bool decoupled);
+
+ private:
+  AdamOptions options_;
+  bool decoupled_ = false;
+  std::vector<int64_t> steps_;                                // t, per parameter
+  std::vector<Tensor> exp_avg_, exp_avg_sq_, max_exp_avg_sq_;  // m, v, max v (amsgrad); parameter shapes
+};
+
+struct AdamWOptions {
+  double lr = 1e-3;
+  std::pair<double, double> betas = {0.9, 0.999};
+  double eps = 1e-8;
+  double weight_decay = 1e-2;  ///< decoupled: p ← p·(1 − lr·λ) before each update
+  bool amsgrad = false;
+};
+
+/// AdamW (Loshchilov & Hutter 2019): Adam with weight decay decoupled from the gradient.
+class AdamW : public Adam {
+ public:
+  explicit AdamW(std::vector<Variable> params, const AdamWOptions& options = {});
+  AdamW(std::vector<ParamGroup> groups, const AdamWOptions& options = {});
+};
+
+}  // namespace tg::optim

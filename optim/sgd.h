@@ -1,0 +1,29 @@
+#pragma once
+#include "optim/optimizer.h"
+
+namespace tg::optim {
+
+struct SGDOptions {
+  double lr = 1e-3;
+  double momentum = 0;
+  double dampening = 0;
+  double weight_decay = 0;  ///< L2 penalty: λ·p is added to the gradient before momentum
+  bool nesterov = false;    ///< Sutskever et al. 2013, as PyTorch: g + μ·b
+};
+
+/// Stochastic gradient descent with momentum, as torch.optim.SGD: the first momentum buffer is a copy of
+/// the gradient. ValueError for negative or non-finite options, or nesterov without momentum > 0 and
+/// dampening 0.
+class SGD : public Optimizer {
+ public:
+  explicit SGD(std::vector<Variable> params, const SGDOptions& options = {});
+  SGD(std::vector<ParamGroup> groups, const SGDOptions& options = {});
+  void step() override;
+  const SGDOptions& options() const { return options_; }
+
+ private:
+  SGDOptions options_;
+  std::vector<Tensor> momentum_buffer_;  // b per parameter, parameter shapes; undefined without momentum
+};
+
+}  // namespace tg::optim
