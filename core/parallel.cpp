@@ -4,6 +4,7 @@
 
 #include <cblas.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -23,7 +24,8 @@ class Pool {
   void resize(int n) {
     stop();
     done_ = false;
-    for (int i = 1; i < n; ++i) workers_.emplace_back([this, i] { loop(i); });
+    // New workers start at the current generation: the last job is finished and its job_ gone.
+    for (int i = 1; i < n; ++i) workers_.emplace_back([this, i, g = generation_] { loop(i, g); });
   }
 
   // Runs chunk(i) for i in [0, chunks); the caller runs chunk 0 itself.
@@ -39,8 +41,7 @@ class Pool {
   }
 
  private:
-  void loop(int id) {
-    uint64_t seen = 0;
+  void loop(int id, uint64_t seen) {
     for (;;) {
       std::unique_lock lock(mu_);
       wake_.wait(lock, [&] { return done_ || generation_ != seen; });
@@ -74,7 +75,7 @@ class Pool {
 };
 
 int default_threads() { return std::max(1, int(std::thread::hardware_concurrency())); }
-int g_threads = default_threads();
+std::atomic<int> g_threads = default_threads();  // written under g_pool_mu, read anywhere
 thread_local bool t_in_parallel = false;
 std::mutex g_pool_mu;  // one parallel region at a time; others run serially
 
@@ -97,9 +98,13 @@ int get_num_threads() { return g_threads; }
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
   if (n <= 0) return;
-  int64_t chunks = std::min<int64_t>(g_threads, (n + grain - 1) / std::max<int64_t>(grain, 1));
+  const int64_t most = (n + grain - 1) / std::max<int64_t>(grain, 1);
   std::unique_lock lock(g_pool_mu, std::defer_lock);
-  if (chunks <= 1 || t_in_parallel || !lock.try_lock()) return f(0, n);
+  if (most <= 1 || t_in_parallel || !lock.try_lock()) return f(0, n);
+  // Read the thread count under the lock that set_num_threads resizes the pool under: read before it, a
+  // concurrent shrink would leave chunks without a worker, and run() would wait for them forever.
+  const int64_t chunks = std::min<int64_t>(g_threads, most);
+  if (chunks <= 1) return lock.unlock(), f(0, n);
   t_in_parallel = true;
   pool().run(int(chunks), [&](int i) {
     bool outer = t_in_parallel;
