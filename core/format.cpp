@@ -13,15 +13,18 @@ constexpr int64_t kThreshold = 1000, kEdge = 3;
 
 struct Printer {
   const std::vector<double>& v;
+  const std::vector<int64_t>& ints;  // i64 values, read exactly (a double holds only 53 bits)
   const Shape& shape;
   Strides st;
   DType dtype;
   bool elide, sci = false;
   size_t width = 1;
 
-  std::string number(double x) const {
+  // The text of element i (row-major).
+  std::string number(size_t i) const {
+    if (dtype == i64) return fmt::format("{}", ints[i]);
+    const double x = v[i];
     if (dtype == boolean) return x != 0 ? "True" : "False";
-    if (dtype == i64) return fmt::format("{}", int64_t(x));
     if (std::isnan(x)) return "nan";
     if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
     return sci ? fmt::format("{:.4e}", x) : fmt::format("{:.4f}", x);
@@ -35,7 +38,7 @@ struct Printer {
   }
   void body(std::string& out, int64_t d, int64_t off, int indent) const {
     if (d == int64_t(shape.size())) {
-      std::string s = number(v[off]);
+      std::string s = number(size_t(off));
       out += std::string(width - std::min(width, s.size()), ' ') + s;
       return;
     }
@@ -59,12 +62,13 @@ struct Printer {
 std::string to_string(const Tensor& t) {
   if (!t.defined()) return "tensor(undefined)";
   std::vector<double> v = t.to_vector<double>();
-  Printer p{v, t.shape(), contiguous_strides(t.shape()), t.dtype(), t.numel() > kThreshold};
+  std::vector<int64_t> ints = t.dtype() == i64 ? t.to_vector<int64_t>() : std::vector<int64_t>{};
+  Printer p{v, ints, t.shape(), contiguous_strides(t.shape()), t.dtype(), t.numel() > kThreshold};
   double hi = 0, lo = INFINITY;
   for (double x : v)
     if (std::isfinite(x) && x != 0) hi = std::max(hi, std::abs(x)), lo = std::min(lo, std::abs(x));
   p.sci = is_floating(t.dtype()) && (hi >= 1e8 || (lo < 1e-4) || (hi / lo > 1e3 && lo != INFINITY));
-  for (double x : v) p.width = std::max(p.width, p.number(x).size());
+  for (size_t i = 0; i < v.size(); ++i) p.width = std::max(p.width, p.number(i).size());
   std::string out = "tensor(";
   p.body(out, 0, 0, 7);
   return out + fmt::format(", shape={}, dtype={})", t.shape(), t.dtype());
