@@ -10,3 +10,4 @@
 #include "autograd/gradcheck.h"
 #include "autograd/variable.h"
 #include "core/safetensors.h"
+#include "optim/optim.h"
