@@ -24,7 +24,14 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, i
     : storage_(std::move(storage)), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset),
       numel_(shape_.numel()), dtype_(dtype) {}
 
-int64_t Tensor::size(int64_t d) const { return shape_[normalize_dim(d, dim(), "size")]; }
+// For ops that read the size along `d`: normalize_dim accepts 0 and -1 on a 0-d tensor (sum over dim 0 of a
+// scalar is fine), but a 0-d tensor has no size to read.
+static int64_t sized_dim(int64_t d, int64_t ndim, const char* op) {
+  check<IndexError>(ndim > 0, "{}: dim {} of a 0-d tensor: it has no dims", op, d);
+  return normalize_dim(d, ndim, op);
+}
+
+int64_t Tensor::size(int64_t d) const { return shape_[sized_dim(d, dim(), "size")]; }
 
 bool Tensor::is_contiguous() const {
   if (numel_ == 0) return true;  // no element to misplace (and contiguous_strides gives size-0 dims stride 1)
@@ -136,10 +143,12 @@ Tensor Tensor::flatten(int64_t start, int64_t end) const {
 }
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  d0 = normalize_dim(d0, dim(), "transpose");
+  d1 = normalize_dim(d1, dim(), "transpose");
+  if (dim() == 0) return *this;
   std::vector<int64_t> p(dim());
   for (int64_t i = 0; i < dim(); ++i) p[i] = i;
-  if (dim() == 0) return *this;
-  std::swap(p[normalize_dim(d0, dim(), "transpose")], p[normalize_dim(d1, dim(), "transpose")]);
+  std::swap(p[d0], p[d1]);
   return permute(p);
 }
 
@@ -164,7 +173,7 @@ Tensor Tensor::mT() const {
 }
 
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
-  d = normalize_dim(d, dim(), "slice");
+  d = sized_dim(d, dim(), "slice");
   check<ValueError>(step > 0, "slice: step must be positive, got {}", step);
   int64_t n = shape_[d];
   if (start < 0) start += n;
@@ -179,14 +188,14 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const 
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
-  d = normalize_dim(d, dim(), "narrow");
+  d = sized_dim(d, dim(), "narrow");
   check<IndexError>(start >= 0 && length >= 0 && start + length <= shape_[d],
                     "narrow: range [{}, {}) out of bounds for dim {} of shape {}", start, start + length, d, shape_);
   return slice(d, start, start + length);
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
-  d = normalize_dim(d, dim(), "select");
+  d = sized_dim(d, dim(), "select");
   int64_t n = shape_[d];
   check<IndexError>(index >= -n && index < n, "select: index {} out of range for dim {} of size {}", index, d, n);
   if (index < 0) index += n;
@@ -238,7 +247,7 @@ Tensor Tensor::expand(const Shape& shape) const {
       continue;
     }
     int64_t old = shape_[i - lead], want = shape[i] == -1 ? old : shape[i];
-    check<ShapeError>(want == old || old == 1, "expand: shape {} cannot be expanded to {}", shape_, shape);
+    check<ShapeError>((want == old || old == 1) && want >= 0, "expand: shape {} cannot be expanded to {}", shape_, shape);
     s[i] = want;
     st[i] = want == old ? strides_[i - lead] : 0;
   }
