@@ -106,7 +106,7 @@ TEST_CASE("large contiguous inputs take the threaded path and match the strided 
   Tensor a = tensor(sample(n, 3.0, 1), {n}), b = tensor(sample(n, 3.0, 2), {n});
   Tensor s = tensor({0.5}, {1});
   Tensor sum_ab = a + b, scaled = a * s;
-  std::vector<double> va = values(a), vb = values(b);
+  std::vector<double> va = a.to_vector<double>(), vb = b.to_vector<double>();
   std::vector<double> w1(n), w2(n);
   for (int64_t i = 0; i < n; ++i) w1[i] = double(float(va[i]) + float(vb[i])), w2[i] = va[i] * 0.5;
   check_close(sum_ab, w1, 0, 0);

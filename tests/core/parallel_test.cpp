@@ -1,0 +1,115 @@
+// Threads: set_num_threads validation, parallel_for covering its range exactly once, and kernels giving
+// bit-identical results with 1 and 2 threads on a (1 << 20)-element input, across pool resizes.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "core/error.h"
+#include "core/ops.h"
+#include "core/parallel.h"
+#include "reference.h"
+
+using namespace tg;
+
+namespace {
+
+// Restores the thread count a test changed.
+struct ThreadsGuard {
+  int saved = get_num_threads();
+  ~ThreadsGuard() { set_num_threads(saved); }
+};
+
+// The kernels with a threaded path, on one big input; returned as flat f64 vectors to compare bitwise.
+std::vector<std::vector<double>> run_kernels(const Tensor& x, const Tensor& y) {
+  std::vector<std::vector<double>> out;
+  auto keep = [&](const Tensor& t) { out.push_back(t.to_vector<double>()); };
+  keep(x + y);              // binary, both contiguous
+  keep(x * 0.5);            // binary, scalar operand
+  keep(tanh(x));            // unary
+  keep(sum(x.view({1024, 1024}), {1}));  // per-row reductions
+  keep(logsumexp(x.view({4096, 256}), {1}));
+  keep(softmax(x.view({2048, 512}), 1));
+  keep(normalize(x.view({1024, 1024}), 1, 1e-5).output);
+  Tensor z = x.clone();
+  z.addcmul_(x, y, 0.25);  // in place
+  keep(z);
+  keep(sum(x));  // one long row: serial
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("set_num_threads refuses fewer than one thread") {
+  ThreadsGuard guard;
+  CHECK_THROWS_WITH_AS(set_num_threads(0), doctest::Contains("set_num_threads: need at least 1 thread, got 0"), ValueError);
+  CHECK_THROWS_WITH_AS(set_num_threads(-3), doctest::Contains("got -3"), ValueError);
+  CHECK(get_num_threads() == guard.saved);
+  set_num_threads(3);
+  CHECK(get_num_threads() == 3);
+}
+
+TEST_CASE("kernels give identical results with 1 and 2 threads, across pool resizes") {
+  ThreadsGuard guard;
+  const int64_t n = int64_t(1) << 20;
+  Tensor x = tensor(tg::test::sample(n, 3.0, 1), {n}), y = tensor(tg::test::sample(n, 3.0, 2), {n});
+  set_num_threads(2);
+  auto two = run_kernels(x, y);
+  set_num_threads(1);
+  auto one = run_kernels(x, y);
+  set_num_threads(2);  // grows the pool again after it ran jobs
+  auto again = run_kernels(x, y);
+  REQUIRE(one.size() == two.size());
+  for (size_t k = 0; k < one.size(); ++k) {
+    CAPTURE(k);
+    CHECK(one[k] == two[k]);
+    CHECK(again[k] == two[k]);
+  }
+  // and the threaded result is right, not just repeatable
+  std::vector<double> xs = x.to_vector<double>(), ys = y.to_vector<double>();
+  for (int64_t i = 0; i < n; i += 4099) CHECK(two[0][i] == double(float(xs[i]) + float(ys[i])));
+}
+
+TEST_CASE("parallel_for covers [0, n) exactly once, in chunks of at least grain") {
+  ThreadsGuard guard;
+  for (int threads : {1, 2, 4}) {
+    set_num_threads(threads);
+    for (int64_t n : {0, 1, 7, 1000, 100003}) {
+      CAPTURE(threads);
+      CAPTURE(n);
+      std::vector<std::atomic<int>> hits(n);
+      std::atomic<int64_t> smallest{n};
+      std::atomic<int> calls{0};
+      parallel_for(n, 100, [&](int64_t lo, int64_t hi) {
+        ++calls;
+        if (hi - lo < smallest) smallest = hi - lo;
+        for (int64_t i = lo; i < hi; ++i) ++hits[i];
+      });
+      bool once = true;
+      for (auto& h : hits) once &= h == 1;
+      CHECK(once);
+      CHECK(calls <= threads);
+      if (n == 0) CHECK(calls == 0);
+      if (n > 0 && n <= 100) CHECK(calls == 1);
+      if (calls > 1) CHECK(smallest >= 100);
+    }
+  }
+}
+
+TEST_CASE("a parallel_for nested inside another runs serially and still covers its range") {
+  ThreadsGuard guard;
+  set_num_threads(2);
+  std::atomic<int64_t> total{0};
+  parallel_for(4, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i)
+      parallel_for(1000, 10, [&](int64_t a, int64_t b) { total += b - a; });
+  });
+  CHECK(total == 4000);
+}
+
+TEST_CASE("blas_info names OpenBLAS and its kernel core") {
+  BlasInfo info = blas_info();
+  CHECK(info.library == "OpenBLAS");
+  CHECK_FALSE(info.core.empty());
+  CHECK(info.threads >= 1);
+}
