@@ -27,8 +27,9 @@ Variable::Variable(Tensor value, bool requires_grad) : value_(std::move(value)) 
 }
 
 Variable& Variable::requires_grad_(bool on) {
+  // The name is only looked up for a non-leaf: check() formats its arguments eagerly, and a leaf has no grad_fn.
   check<ValueError>(is_leaf(), "requires_grad_: only leaves can change requires_grad (this is the output of {})",
-                    meta_ ? meta_->grad_fn->name : "");
+                    is_leaf() ? std::string() : meta_->grad_fn->name);
   check<DTypeError>(!on || is_floating(value_.dtype()), "requires_grad_: only f32/f64 tensors can require grad, got {}",
                     value_.dtype());
   if (!meta_) meta_ = std::make_shared<AutogradMeta>();
