@@ -19,7 +19,7 @@ bool grad_mode_enabled() { return t_grad_enabled; }
 bool anomaly_mode_enabled() { return t_anomaly; }
 GradModeGuard::GradModeGuard(bool enabled) : previous_(t_grad_enabled) { t_grad_enabled = enabled; }
 GradModeGuard::~GradModeGuard() { t_grad_enabled = previous_; }
-AnomalyGuard::AnomalyGuard() : previous_(t_anomaly) { t_anomaly = true; }
+AnomalyGuard::AnomalyGuard(bool enabled) : previous_(t_anomaly) { t_anomaly = enabled; }
 AnomalyGuard::~AnomalyGuard() { t_anomaly = previous_; }
 
 Variable::Variable(Tensor value, bool requires_grad) : value_(std::move(value)) {

@@ -145,10 +145,10 @@ class NoGradGuard : public GradModeGuard {
 };
 
 /// RAII: while it lives, every op checks its output and its backward gradients for NaN/inf and throws
-/// ValueError naming the op and its input shapes.
+/// ValueError naming the op and its input shapes. AnomalyGuard(false) suspends the checks until it ends.
 class AnomalyGuard {
  public:
-  AnomalyGuard();
+  explicit AnomalyGuard(bool enabled = true);
   ~AnomalyGuard();
   AnomalyGuard(const AnomalyGuard&) = delete;
   AnomalyGuard& operator=(const AnomalyGuard&) = delete;
