@@ -3,6 +3,7 @@
 #include "core/tensor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -13,12 +14,22 @@
 
 namespace tg {
 
+namespace {
+std::atomic<int64_t> g_live_storages{0};  // relaxed: a count for tests, not a synchronisation point
+}  // namespace
+
+int64_t live_storages() { return g_live_storages.load(std::memory_order_relaxed); }
+
 Storage::Storage(int64_t n) : nbytes(n) {
   size_t bytes = size_t((n + 63) / 64 * 64);
   data = bytes ? std::aligned_alloc(64, bytes) : nullptr;
   if (bytes && !data) throw std::bad_alloc();
+  g_live_storages.fetch_add(1, std::memory_order_relaxed);  // after the throw: a failed ctor runs no dtor
 }
-Storage::~Storage() { std::free(data); }
+Storage::~Storage() {
+  std::free(data);
+  g_live_storages.fetch_sub(1, std::memory_order_relaxed);
+}
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset, DType dtype)
     : storage_(std::move(storage)), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset),

@@ -23,6 +23,10 @@ struct Storage {
   uint64_t version = 0;
 };
 
+/// The number of Storage buffers alive in the process: a debug counter, so tests can tell that a loop of
+/// forward/backward/update frees everything it allocates.
+int64_t live_storages();
+
 /// An n-d array of f32, f64, i64 or bool. Copying a Tensor copies the handle, not the data.
 class Tensor {
  public:
