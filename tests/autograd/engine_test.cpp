@@ -1,0 +1,261 @@
+// The backward engine and the Variable API, one behaviour per case, each on hand-derived values:
+// accumulation, fan-out, broadcast reduction, freed graphs, in-place checks, grad modes, tg::grad,
+// second derivatives, anomaly detection and the DOT export.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "autograd/check.h"
+#include "autograd/functions.h"
+
+using namespace tg;
+using tg::test::check_values;
+using tg::test::leaf;
+
+TEST_CASE("gradients accumulate into leaves across backward calls until zero_grad") {
+  Variable x = leaf({1, 2});
+  sum(x * x).backward();  // d/dx Σx² = 2x
+  check_values(x.grad(), {2, 4});
+  sum(x * x).backward();
+  check_values(x.grad(), {4, 8});
+  x.zero_grad();
+  CHECK_FALSE(x.grad().defined());
+  sum(x * x).backward();
+  check_values(x.grad(), {2, 4});
+}
+
+TEST_CASE("a value used on several paths receives the sum of their gradients") {
+  // a = 2x, y = a² + a + x.  dy/dx = (2a + 1)·2 + 1 = 27 at x = 3.
+  Variable x = leaf({3});
+  Variable a = x * 2.0;
+  sum(a * a + a + x).backward();
+  check_values(x.grad(), {27});
+}
+
+TEST_CASE("broadcast gradients are summed back to each input's shape") {
+  SUBCASE("(2, 3) * (3)") {
+    Variable a = leaf({1, 2, 3, 4, 5, 6}, {2, 3}), b = leaf({10, 20, 30});
+    sum(a * b).backward();
+    CHECK(a.grad().shape() == Shape{2, 3});
+    CHECK(b.grad().shape() == Shape{3});
+    check_values(a.grad(), {10, 20, 30, 10, 20, 30});
+    check_values(b.grad(), {5, 7, 9});  // column sums of a
+  }
+  SUBCASE("(2, 1) * (1, 3)") {
+    Variable c = leaf({1, 2}, {2, 1}), d = leaf({1, 2, 3}, {1, 3});
+    sum(c * d).backward();
+    CHECK(c.grad().shape() == Shape{2, 1});
+    CHECK(d.grad().shape() == Shape{1, 3});
+    check_values(c.grad(), {6, 6});
+    check_values(d.grad(), {3, 3, 3});
+  }
+  SUBCASE("0-d * (2, 3)") {
+    Variable s = leaf({2}, {}), m = leaf({1, 2, 3, 4, 5, 6}, {2, 3});
+    sum(s * m).backward();
+    CHECK(s.grad().shape() == Shape{});
+    check_values(s.grad(), {21});
+    check_values(m.grad(), {2, 2, 2, 2, 2, 2});
+  }
+}
+
+TEST_CASE("backward on a non-scalar without grad_output throws ValueError naming the shape") {
+  Variable x = leaf({1, 2, 3, 4, 5, 6}, {2, 3});
+  CHECK_THROWS_WITH_AS((x * 2.0).backward(), doctest::Contains("output of shape (2, 3) is not a scalar"), ValueError);
+}
+
+TEST_CASE("backward with a grad_output gives the vector-Jacobian product of a non-scalar") {
+  Variable x = leaf({1, 2, 3});
+  (x * x).backward(tensor({1, 10, 100}, f64));  // 2x·g
+  check_values(x.grad(), {2, 40, 600});
+}
+
+TEST_CASE("backward with a grad_output of the wrong shape throws ShapeError naming both shapes") {
+  Variable x = leaf({1, 2, 3});
+  CHECK_THROWS_WITH_AS((x * x).backward(tensor({1, 2}, f64)),
+                       "backward: grad_output (2,) f64 does not match the output (3,) f64", ShapeError);
+}
+
+TEST_CASE("a second backward through a freed graph throws naming the op and retain_graph") {
+  Variable x = leaf({1, 2});
+  Variable h = x * x;
+  sum(h).backward();
+  Variable y = sum(h * 3.0);  // a fresh root over h's freed node
+  CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("backward of mul: the graph was already freed"), ValueError);
+  CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("retain_graph = true"), ValueError);
+}
+
+TEST_CASE("retain_graph keeps the graph for a second backward") {
+  Variable x = leaf({1, 2});
+  Variable y = sum(exp(x) * x);  // dy/dx = eˣ(1 + x)
+  y.backward({.retain_graph = true});
+  y.backward();
+  check_values(x.grad(), {2 * std::exp(1.0) * 2, 2 * std::exp(2.0) * 3});
+  CHECK_THROWS_AS(y.backward(), ValueError);  // the second one freed it
+}
+
+TEST_CASE("modifying a saved input in place before backward throws naming the op") {
+  Variable a = leaf({1, 2}), b = leaf({3, 4});
+  Variable y = sum(a * b);
+  Tensor storage_of_a = a.value();
+  storage_of_a.add_(scalar_tensor(1, f64));
+  CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("backward of mul: input 0 (shape (2,)) was modified in place"),
+                       ValueError);
+}
+
+TEST_CASE("modifying a kept output in place before backward throws naming the op") {
+  Variable x = leaf({0.5, 1});
+  Variable y = tanh(x);  // keeps y for dx = dy·(1 - y²)
+  Tensor storage_of_y = y.value();
+  storage_of_y.mul_(2.0);
+  CHECK_THROWS_WITH_AS(y.backward(ones({2}, f64)), doctest::Contains("backward of tanh: its output was modified"),
+                       ValueError);
+}
+
+TEST_CASE("NoGradGuard stops recording, nests, and restores the previous mode") {
+  Variable x = leaf({1, 2});
+  CHECK(grad_mode_enabled());
+  {
+    NoGradGuard no_grad;
+    Variable y = x * 2.0;
+    check_values(y.value(), {2, 4});
+    CHECK_FALSE(y.requires_grad());
+    CHECK(y.grad_fn() == nullptr);
+    {
+      GradModeGuard on(true);
+      CHECK((x * 2.0).requires_grad());
+      {
+        NoGradGuard inner;
+        CHECK_FALSE((x * 2.0).requires_grad());
+      }
+      CHECK(grad_mode_enabled());
+    }
+    CHECK_FALSE(grad_mode_enabled());
+  }
+  CHECK(grad_mode_enabled());
+  CHECK((x * 2.0).requires_grad());
+}
+
+TEST_CASE("requires_grad_ switches a leaf on and off") {
+  Variable x = leaf({1, 2});
+  x.requires_grad_(false);
+  CHECK_FALSE(x.requires_grad());
+  CHECK_FALSE((x * 2.0).requires_grad());
+  x.requires_grad_(true);
+  CHECK((x * 2.0).requires_grad());
+}
+
+TEST_CASE("requires_grad_ on an op's output throws ValueError naming the op") {
+  Variable y = leaf({1, 2}) * 2.0;
+  CHECK_THROWS_WITH_AS(y.requires_grad_(false), doctest::Contains("this is the output of mul"), ValueError);
+}
+
+TEST_CASE("retain_grad keeps a non-leaf's gradient; other non-leaves keep none") {
+  Variable x = leaf({1, 2});
+  Variable h = x * 3.0, k = h * 1.0;
+  h.retain_grad();
+  sum(k * k).backward();  // y = Σ(3x)²: dy/dh = 2h, dy/dx = 18x
+  check_values(h.grad(), {6, 12});
+  check_values(x.grad(), {18, 36});
+  CHECK_FALSE(k.grad().defined());
+}
+
+TEST_CASE("detach cuts the graph but shares the value") {
+  Variable x = leaf({2, 3});
+  Variable d = x.detach();
+  CHECK_FALSE(d.requires_grad());
+  CHECK(d.value().storage() == x.value().storage());
+  sum(d * x).backward();  // only the attached factor is differentiated: d, not 2x
+  check_values(x.grad(), {2, 3});
+}
+
+TEST_CASE("tg::grad returns gradients and leaves every .grad untouched") {
+  Variable x = leaf({1, 2}), w = leaf({5, 6});
+  x.set_grad(tensor({7, 7}, f64));
+  std::vector<Variable> g = grad({sum(x * x * w)}, {x});
+  check_values(g[0].value(), {10, 24});  // 2x·w
+  check_values(x.grad(), {7, 7});
+  CHECK_FALSE(w.grad().defined());
+}
+
+TEST_CASE("tg::grad returns gradients for non-leaf inputs") {
+  Variable x = leaf({1, 2});
+  Variable h = x * 3.0;
+  std::vector<Variable> g = grad({sum(h * h)}, {h, x});
+  check_values(g[0].value(), {6, 12});   // 2h
+  check_values(g[1].value(), {18, 36});  // 18x
+}
+
+TEST_CASE("tg::grad throws for an unused input unless allow_unused, which gives an undefined gradient") {
+  Variable x = leaf({1, 2}), z = leaf({3, 4});
+  CHECK_THROWS_WITH_AS(grad({sum(x * x)}, {x, z}),
+                       "grad: input 1 (shape (2,)) was not used to compute the outputs; pass allow_unused",
+                       ValueError);
+  std::vector<Variable> g = grad({sum(x * x)}, {x, z}, {}, {.allow_unused = true});
+  check_values(g[0].value(), {2, 4});
+  CHECK_FALSE(g[1].defined());
+}
+
+TEST_CASE("create_graph gives a differentiable gradient: d²/dx² x³ = 6x") {
+  Variable x = leaf({1, 2, -3});
+  SUBCASE("through backward and grad_variable") {
+    sum(pow(x, 3.0)).backward({.create_graph = true});
+    Variable g = x.grad_variable();
+    CHECK(g.requires_grad());
+    check_values(g.value(), {3, 12, 27});
+    x.zero_grad();  // also breaks the cycle x -> grad -> graph -> x
+    sum(g).backward();
+    check_values(x.grad(), {6, 12, -18});
+  }
+  SUBCASE("through tg::grad twice") {
+    Variable g = grad({sum(pow(x, 3.0))}, {x}, {}, {.create_graph = true})[0];
+    check_values(grad({sum(g)}, {x})[0].value(), {6, 12, -18});
+    CHECK_FALSE(x.grad().defined());
+  }
+}
+
+TEST_CASE("a Hessian-vector product through tg::grad with create_graph") {
+  // f = (x·x)².  ∇f = 4s·x with s = x·x;  H = 4s·I + 8·x xᵀ, so Hv = 4s·v + 8x(x·v).
+  // x = (1, 2, 3), v = (1, 0, -1): s = 14, x·v = -2, Hv = 56v - 16x = (40, -32, -104).
+  Variable x = leaf({1, 2, 3});
+  Variable g = grad({pow(sum(x * x), 2.0)}, {x}, {}, {.create_graph = true})[0];
+  check_values(g.value(), {56, 112, 168});
+  Variable hv = grad({g}, {x}, {tensor({1, 0, -1}, f64)})[0];
+  check_values(hv.value(), {40, -32, -104});
+}
+
+TEST_CASE("AnomalyGuard throws naming the op whose forward gives NaN") {
+  Variable x = leaf({-1});
+  AnomalyGuard anomaly;
+  CHECK_THROWS_WITH_AS(log(x), doctest::Contains("anomaly: forward of log produced NaN or inf"), ValueError);
+}
+
+TEST_CASE("AnomalyGuard throws naming the op whose backward gives inf") {
+  Variable x = leaf({0, 4});  // d√x/dx = 1/(2√x) is inf at 0
+  Variable y = sum(sqrt(x));
+  AnomalyGuard anomaly;
+  CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("anomaly: backward of sqrt produced NaN or inf"), ValueError);
+}
+
+TEST_CASE("without AnomalyGuard NaN and inf pass through silently") {
+  CHECK_FALSE(anomaly_mode_enabled());
+  Variable x = leaf({-1});
+  CHECK(std::isnan(log(x).item()));
+  Variable z = leaf({0, 4});
+  sum(sqrt(z)).backward();
+  check_values(z.grad(), {INFINITY, 0.25});
+  {
+    AnomalyGuard on;
+    CHECK(anomaly_mode_enabled());
+  }
+  CHECK_FALSE(anomaly_mode_enabled());
+}
+
+TEST_CASE("to_dot names every op and the shape of every leaf") {
+  Variable x = leaf({1, 2, 3, 4, 5, 6}, {2, 3}), w = leaf({1, 2, 3});
+  std::string dot = to_dot(sum(tanh(x * w)));
+  CHECK(dot.rfind("digraph", 0) == 0);
+  for (const char* s : {"\"sum\"", "\"tanh\"", "\"mul\"", "leaf (2, 3)", "leaf (3,)", "output ()"}) {
+    CAPTURE(s);
+    CHECK(dot.find(s) != std::string::npos);
+  }
+}
