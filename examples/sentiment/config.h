@@ -1,0 +1,56 @@
+#pragma once
+// The sentiment classifier's settings: model shape and training recipe, named configurations, and their
+// JSON form (saved next to the weights so that a model directory describes itself).
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace sentiment {
+
+/// The classifier: token + learned position embeddings, a Transformer encoder, pooling, a Dense head.
+struct ModelConfig {
+  int64_t vocab_size = 0;  ///< set from the vocabulary at training time
+  int64_t max_len = 48;    ///< tokens kept per sentence (longer ones are truncated)
+  int64_t d_model = 64;
+  int64_t num_heads = 4;
+  int64_t num_layers = 2;
+  int64_t dim_feedforward = 128;
+  double dropout = 0.1;
+  std::string activation = "relu";  ///< relu | gelu
+  bool norm_first = false;          ///< pre-norm instead of PyTorch's default post-norm
+  std::string pooling = "mean";     ///< mean | max over non-pad positions
+  int64_t num_classes = 2;
+};
+
+/// How to train it.
+struct TrainConfig {
+  int64_t epochs = 15;
+  int64_t batch_size = 32;
+  std::string optimizer = "adam";  ///< adam | adamw
+  double lr = 1e-3;
+  double weight_decay = 0.0;
+  double label_smoothing = 0.0;
+  int64_t warmup_epochs = 0;        ///< linear warmup, then the schedule
+  std::string schedule = "constant";  ///< constant | cosine (per step, to 0 at the last epoch)
+  double clip_grad_norm = 0.0;      ///< 0 = no clipping
+  double val_fraction = 0.0;        ///< carved from the training split; 0 = no validation set
+  bool keep_best = false;           ///< restore the epoch with the best validation accuracy at the end
+  int64_t min_freq = 1;             ///< vocabulary: drop rarer training tokens
+};
+
+struct Config {
+  std::string name;
+  ModelConfig model;
+  TrainConfig train;
+};
+
+/// "reference" (the fixed configuration compared with other frameworks) or "default" (our best recipe).
+/// ValueError for another name.
+Config config_by_name(const std::string& name);
+
+void to_json(nlohmann::json& j, const Config& c);
+/// Throws ValueError naming the key when a field is missing or has the wrong type.
+void from_json(const nlohmann::json& j, Config& c);
+
+}  // namespace sentiment

@@ -1,0 +1,148 @@
+// `sentiment`: train a Transformer sentiment classifier on the UCI Sentiment Labelled Sentences, then
+// evaluate it, predict with it, and draw what its attention heads look at.
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "train.h"
+
+using namespace sentiment;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kClassNames = {"negative", "positive"};
+
+Config load_config(const std::string& name_or_path) {
+  if (!fs::exists(name_or_path)) return config_by_name(name_or_path);
+  std::ifstream in(name_or_path);
+  try {
+    return nlohmann::json::parse(in).get<Config>();
+  } catch (const nlohmann::json::exception& e) {
+    throw tg::ValueError(fmt::format("config file '{}' is not valid JSON: {}", name_or_path, e.what()));
+  }
+}
+
+void print_blas() {
+  tg::BlasInfo b = tg::blas_info();
+  fmt::print("tensorgrad on {} {} (core {}, {} threads)\n", b.library, b.config.substr(0, b.config.find(' ', 9)), b.core,
+             tg::get_num_threads());
+}
+
+int run_train(const std::string& data, const std::string& config_name, int64_t epochs, uint64_t seed,
+              const std::string& out, bool skip_malformed) {
+  print_blas();
+  Config config = load_config(config_name);
+  if (epochs > 0) config.train.epochs = epochs;
+  int64_t skipped = 0;
+  Data d = prepare_data(data, config, seed, {.skip_malformed = skip_malformed});
+  (void)skipped;
+  fmt::print("data {}: {} training, {} validation, {} test sentences; vocabulary {} tokens\n", data, d.train.size(),
+             d.val.size(), d.test.size(), d.vocab.size());
+  fmt::print("config '{}': d_model {}, {} heads, {} layers, {} epochs, seed {}\n", config.name, config.model.d_model,
+             config.model.num_heads, config.model.num_layers, config.train.epochs, seed);
+  TrainResult r = train(config, d, out, seed);
+  fmt::print("\ntest set ({} sentences):\n{}", d.test.size(), format_metrics(r.test, kClassNames));
+  fmt::print("model written to {}/ (model.safetensors, vocab.txt, config.json, metrics.jsonl, learning_curve.svg)\n", out);
+  return 0;
+}
+
+int run_eval(const std::string& dir, const std::string& data) {
+  LoadedModel m = load_model(dir);
+  Split split = split_reference(read_examples(data));
+  std::vector<Encoded> test = encode_all(split.test, m.vocab, m.config.model.max_len);
+  std::vector<int64_t> truth;
+  for (const Encoded& e : test) truth.push_back(e.label);
+  fmt::print("{} ({} test sentences):\n{}", data, test.size(),
+             format_metrics(compute_metrics(predict_labels(*m.model, test), truth, m.config.model.num_classes), kClassNames));
+  return 0;
+}
+
+std::vector<std::string> texts_or_stdin(std::vector<std::string> texts) {
+  if (texts.empty())
+    for (std::string line; std::getline(std::cin, line);) texts.push_back(line);
+  for (const std::string& t : texts)
+    tg::check<tg::ValueError>(t.find_first_not_of(" \t\r\n") != std::string::npos, "predict: empty sentence");
+  tg::check<tg::ValueError>(!texts.empty(), "predict: no sentences given (pass them as arguments or on stdin)");
+  return texts;
+}
+
+int run_predict(const std::string& dir, const std::vector<std::string>& args) {
+  LoadedModel m = load_model(dir);
+  tg::NoGradGuard no_grad;
+  for (const std::string& text : texts_or_stdin(args)) {
+    Batch b = make_batch(encode_all({{text, 0, ""}}, m.vocab, m.config.model.max_len), {0});
+    std::vector<double> p = tg::softmax(m.model->forward(b.tokens, b.pad_mask).value(), 1).to_vector<double>();
+    size_t best = p[1] > p[0] ? 1 : 0;
+    fmt::print("{:<8}  {:.3f}  {}\n", kClassNames[best], p[best], text);
+  }
+  return 0;
+}
+
+int run_attend(const std::string& dir, const std::string& text, const std::string& out) {
+  LoadedModel m = load_model(dir);
+  tg::check<tg::ValueError>(text.find_first_not_of(" \t\r\n") != std::string::npos, "attend: empty sentence");
+  tg::NoGradGuard no_grad;
+  std::vector<std::string> tokens = tokenize(text);
+  if (tokens.empty()) tokens = {"<unk>"};
+  if (int64_t(tokens.size()) > m.config.model.max_len) tokens.resize(size_t(m.config.model.max_len));
+  Batch b = make_batch(encode_all({{text, 0, ""}}, m.vocab, m.config.model.max_len), {0});
+  std::vector<std::string> shown;
+  for (int64_t id : b.tokens.to_vector<int64_t>()) shown.push_back(m.vocab.token(id) == "<unk>" ? "<unk>" : m.vocab.token(id));
+  for (size_t i = 0; i < shown.size() && i < tokens.size(); ++i)
+    if (shown[i] == "<unk>") shown[i] = tokens[i] + "?";  // unknown to the vocabulary
+  std::vector<tg::Tensor> weights;
+  for (const tg::Variable& w : m.model->attention(b.tokens, b.pad_mask)) weights.push_back(w.value().select(0, 0));
+  std::vector<double> p = tg::softmax(m.model->forward(b.tokens, b.pad_mask).value(), 1).to_vector<double>();
+  std::string title = fmt::format("\"{}\" -> {} ({:.3f})", text, p[1] > p[0] ? "positive" : "negative", std::max(p[0], p[1]));
+  std::ofstream f(out);
+  f << attention_svg(shown, weights, title);
+  tg::check<tg::Error>(bool(f), "attend: cannot write {}", out);
+  fmt::print("attention of {} layers x {} heads over {} tokens written to {}\n", weights.size(),
+             weights.empty() ? 0 : weights[0].size(0), shown.size(), out);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Train and use a Transformer sentiment classifier (tensorgrad example)"};
+  app.require_subcommand(1);
+  std::string data = SENTIMENT_DEFAULT_DATA, config = "default", out = "runs/sentiment", model, svg = "attention.svg";
+  int64_t epochs = 0;
+  uint64_t seed = 0;
+  int threads = 0;
+  bool skip = false;
+  std::vector<std::string> texts;
+  app.add_option("--threads", threads, "threads for kernels and BLAS (default: all cores)")->check(CLI::PositiveNumber);
+  auto* train = app.add_subcommand("train", "train a classifier and write a model directory");
+  train->add_option("--data", data, "TSV/CSV with text and label columns")->capture_default_str();
+  train->add_option("--config", config, "reference | default | path to a config.json")->capture_default_str();
+  train->add_option("--epochs", epochs, "override the configuration's epoch count")->check(CLI::PositiveNumber);
+  train->add_option("--seed", seed, "random seed (weights, dropout, shuffling, validation split)")->capture_default_str();
+  train->add_option("--out", out, "model directory to write")->capture_default_str();
+  train->add_flag("--skip-malformed", skip, "skip (and count) malformed data lines instead of stopping");
+  auto* eval = app.add_subcommand("eval", "accuracy, precision, recall, F1 and confusion matrix on the test split");
+  eval->add_option("--model", model, "model directory")->required();
+  eval->add_option("--data", data, "TSV/CSV with text and label columns")->capture_default_str();
+  auto* predict = app.add_subcommand("predict", "label and probability for each sentence (arguments or stdin lines)");
+  predict->add_option("--model", model, "model directory")->required();
+  predict->add_option("texts", texts, "sentences");
+  auto* attend = app.add_subcommand("attend", "SVG heatmaps of every layer's and head's attention over a sentence");
+  attend->add_option("--model", model, "model directory")->required();
+  attend->add_option("text", texts, "the sentence")->required()->expected(1);
+  attend->add_option("--out", svg, "SVG file to write")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (threads > 0) tg::set_num_threads(threads);
+    if (*train) return run_train(data, config, epochs, seed, out, skip);
+    if (*eval) return run_eval(model, data);
+    if (*predict) return run_predict(model, texts);
+    return run_attend(model, texts.at(0), svg);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,60 @@
+// The classifier's forward pass. Shapes: B sentences, S tokens (the batch's longest), D = d_model.
+#include "model.h"
+
+namespace sentiment {
+namespace {
+
+tg::nn::EncoderOptions encoder_options(const ModelConfig& c) {
+  tg::check<tg::ValueError>(c.activation == "relu" || c.activation == "gelu",
+                            "model: activation must be relu or gelu, got '{}'", c.activation);
+  return {.layer = {.d_model = c.d_model, .num_heads = c.num_heads, .dim_feedforward = c.dim_feedforward,
+                    .dropout = c.dropout,
+                    .activation = c.activation == "gelu" ? tg::nn::Activation::gelu : tg::nn::Activation::relu,
+                    .norm_first = c.norm_first},
+          .num_layers = c.num_layers,
+          .final_norm = c.norm_first};  // a pre-norm stack needs a final norm, as in PyTorch practice
+}
+
+}  // namespace
+
+Classifier::Classifier(const ModelConfig& c)
+    : config_(c),
+      token_embedding_({.num_embeddings = c.vocab_size, .embedding_dim = c.d_model, .padding_idx = 0}),
+      position_embedding_({.num_embeddings = c.max_len, .embedding_dim = c.d_model}),
+      dropout_(c.dropout),
+      encoder_(encoder_options(c)),
+      classifier_({.in_features = c.d_model, .out_features = c.num_classes}) {
+  tg::check<tg::ValueError>(c.pooling == "mean" || c.pooling == "max", "model: pooling must be mean or max, got '{}'",
+                            c.pooling);
+  register_layer("token_embedding", token_embedding_);
+  register_layer("position_embedding", position_embedding_);
+  register_layer("encoder", encoder_);
+  register_layer("classifier", classifier_);
+}
+
+tg::Variable Classifier::embed(const tg::Tensor& tokens) {
+  const int64_t S = tokens.size(1);
+  tg::check<tg::ValueError>(S <= config_.max_len, "model: {} tokens exceed max_len {}", S, config_.max_len);
+  tg::Tensor positions = tg::arange(0, double(S), 1, tg::i64);  // (S)
+  return dropout_(token_embedding_.forward(tokens) + position_embedding_.forward(positions));
+}
+
+tg::Variable Classifier::pool(const tg::Variable& h, const tg::Tensor& pad_mask) const {
+  tg::Tensor keep = tg::logical_not(pad_mask).unsqueeze(2);  // (B, S, 1)
+  if (config_.pooling == "max") return tg::amax(tg::masked_fill(h, tg::logical_not(keep), -1e9), {1});
+  tg::Tensor count = tg::sum(keep.to(h.dtype()), {1});      // (B, 1), >= 1: no sentence is empty
+  return tg::sum(h * tg::Variable(keep.to(h.dtype())), {1}) / tg::Variable(count);
+}
+
+tg::Variable Classifier::forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask) {
+  tg::check<tg::ShapeError>(tokens.dim() == 2 && pad_mask.shape() == tokens.shape(),
+                            "model: tokens {} and pad_mask {} must both be (B, S)", tokens.shape(), pad_mask.shape());
+  tg::Variable h = encoder_.forward(embed(tokens), {.key_padding_mask = pad_mask});  // (B, S, D)
+  return classifier_(pool(h, pad_mask));                                              // (B, C)
+}
+
+std::vector<tg::Variable> Classifier::attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask) {
+  return encoder_.forward_with_attention(embed(tokens), {.key_padding_mask = pad_mask}).attention;
+}
+
+}  // namespace sentiment

@@ -1,0 +1,158 @@
+// Progress line, metrics, and hand-written SVG (a plot needs no library: lines, rectangles and text).
+#include "report.h"
+
+#include <unistd.h>
+
+#include <cmath>
+
+namespace sentiment {
+
+Progress::Progress(int64_t epochs, int64_t batches)
+    : epochs_(epochs), batches_(batches), tty_(isatty(STDERR_FILENO)), run_start_(std::chrono::steady_clock::now()),
+      epoch_start_(run_start_) {}
+
+void Progress::start_epoch() { epoch_start_ = std::chrono::steady_clock::now(); }
+
+double Progress::epoch_seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start_).count();
+}
+
+void Progress::update(int64_t epoch, int64_t batch, double loss, double accuracy, int64_t sentences) {
+  if (!tty_) return;
+  const double elapsed = epoch_seconds();
+  const double done = double((epoch - 1) * batches_ + batch) / double(epochs_ * batches_);
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+  const int eta = done > 0 ? int(total / done * (1 - done)) : 0;
+  const int width = 24, filled = int(double(batch) / double(batches_) * width);
+  fmt::print(stderr, "\r[{}{}] epoch {}/{}  loss {:.4f}  acc {:.3f}  {:.0f} sent/s  ETA {}:{:02d} ",
+             std::string(size_t(filled), '#'), std::string(size_t(width - filled), '.'), epoch, epochs_, loss,
+             accuracy, double(sentences) / std::max(elapsed, 1e-9), eta / 60, eta % 60);
+}
+
+void Progress::clear() {
+  if (tty_) fmt::print(stderr, "\r{}\r", std::string(100, ' '));
+}
+
+Metrics compute_metrics(const std::vector<int64_t>& predicted, const std::vector<int64_t>& truth, int64_t C) {
+  tg::check<tg::ValueError>(!truth.empty() && predicted.size() == truth.size(),
+                            "metrics: {} predictions for {} labels", predicted.size(), truth.size());
+  Metrics m;
+  m.confusion.assign(size_t(C), std::vector<int64_t>(size_t(C), 0));
+  int64_t correct = 0;
+  for (size_t i = 0; i < truth.size(); ++i) {
+    tg::check<tg::ValueError>(truth[i] >= 0 && truth[i] < C && predicted[i] >= 0 && predicted[i] < C,
+                              "metrics: label {} / prediction {} outside [0, {})", truth[i], predicted[i], C);
+    ++m.confusion[size_t(truth[i])][size_t(predicted[i])];
+    correct += truth[i] == predicted[i];
+  }
+  m.accuracy = double(correct) / double(truth.size());
+  for (int64_t c = 0; c < C; ++c) {
+    int64_t tp = m.confusion[size_t(c)][size_t(c)], pred = 0, real = 0;
+    for (int64_t k = 0; k < C; ++k) pred += m.confusion[size_t(k)][size_t(c)], real += m.confusion[size_t(c)][size_t(k)];
+    double p = pred ? double(tp) / double(pred) : 0, r = real ? double(tp) / double(real) : 0;
+    m.precision += p / double(C), m.recall += r / double(C), m.f1 += (p + r > 0 ? 2 * p * r / (p + r) : 0) / double(C);
+  }
+  return m;
+}
+
+std::string format_metrics(const Metrics& m, const std::vector<std::string>& names) {
+  std::string out = fmt::format("accuracy {:.4f}   precision {:.4f}   recall {:.4f}   F1 {:.4f}  (macro)\n",
+                                m.accuracy, m.precision, m.recall, m.f1);
+  out += fmt::format("confusion matrix (rows: truth, columns: predicted)\n{:>10}", "");
+  for (const std::string& n : names) out += fmt::format("{:>10}", n);
+  for (size_t r = 0; r < m.confusion.size(); ++r) {
+    out += fmt::format("\n{:>10}", names[r]);
+    for (int64_t v : m.confusion[r]) out += fmt::format("{:>10}", v);
+  }
+  return out + "\n";
+}
+
+namespace {
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : ch == '\'' ? "&#39;" : std::string(1, ch);
+  return out;
+}
+
+// A polyline through (i, values[i]) mapped into the plot box; NaN values are skipped.
+std::string series(const std::vector<double>& v, double lo, double hi, const char* color, double x0, double y0,
+                   double w, double h) {
+  std::string pts;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (std::isnan(v[i])) continue;
+    double x = x0 + (v.size() > 1 ? w * double(i) / double(v.size() - 1) : w / 2);
+    double y = y0 + h - h * (v[i] - lo) / std::max(hi - lo, 1e-12);
+    pts += fmt::format("{:.1f},{:.1f} ", x, y);
+  }
+  return fmt::format("<polyline fill='none' stroke='{}' stroke-width='2' points='{}'/>\n", color, pts);
+}
+
+}  // namespace
+
+std::string learning_curve_svg(const std::vector<EpochLog>& log, const std::string& title) {
+  const double x0 = 60, y0 = 40, w = 520, h = 260;
+  std::vector<double> loss, train_acc, val_acc;
+  double max_loss = 0;
+  for (const EpochLog& e : log) {
+    loss.push_back(e.train_loss), train_acc.push_back(e.train_accuracy), val_acc.push_back(e.val_accuracy);
+    max_loss = std::max(max_loss, e.train_loss);
+  }
+  std::string s = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='680' height='360' "
+                              "font-family='sans-serif' font-size='12'>\n<rect width='680' height='360' fill='white'/>\n"
+                              "<text x='{}' y='22' font-size='15'>{}</text>\n"
+                              "<rect x='{}' y='{}' width='{}' height='{}' fill='none' stroke='#888'/>\n",
+                              x0, escape(title), x0, y0, w, h);
+  for (int k = 0; k <= 4; ++k) {
+    double y = y0 + h - h * k / 4.0;
+    s += fmt::format("<text x='{}' y='{:.1f}' text-anchor='end'>{:.2f}</text>", x0 - 6, y + 4, max_loss * k / 4);
+    s += fmt::format("<text x='{}' y='{:.1f}'>{:.2f}</text>\n", x0 + w + 6, y + 4, 0.5 + 0.5 * k / 4);
+  }
+  for (size_t i = 0; i < log.size(); ++i)
+    s += fmt::format("<text x='{:.1f}' y='{}' text-anchor='middle'>{}</text>",
+                     x0 + (log.size() > 1 ? w * double(i) / double(log.size() - 1) : w / 2), y0 + h + 16, log[i].epoch);
+  s += series(loss, 0, max_loss, "#d62728", x0, y0, w, h) + series(train_acc, 0.5, 1.0, "#1f77b4", x0, y0, w, h) +
+       series(val_acc, 0.5, 1.0, "#2ca02c", x0, y0, w, h);
+  s += fmt::format("<text x='{}' y='{}' fill='#d62728'>training loss (left)</text>"
+                   "<text x='{}' y='{}' fill='#1f77b4'>training accuracy (right)</text>"
+                   "<text x='{}' y='{}' fill='#2ca02c'>validation accuracy (right)</text>\n"
+                   "<text x='{}' y='{}' text-anchor='middle'>epoch</text>\n</svg>\n",
+                   x0, y0 + h + 40, x0 + 170, y0 + h + 40, x0 + 360, y0 + h + 40, x0 + w / 2, y0 + h + 30);
+  return s;
+}
+
+std::string attention_svg(const std::vector<std::string>& tokens, const std::vector<tg::Tensor>& weights,
+                          const std::string& title) {
+  const int64_t S = int64_t(tokens.size()), L = int64_t(weights.size()), H = L ? weights[0].size(0) : 0;
+  const double cell = 18, label = 90, gap = 40, panel = label + cell * double(S) + gap;
+  const double width = 20 + panel * double(H), height = 60 + (panel + 20) * double(L);
+  std::string s = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{:.0f}' height='{:.0f}' "
+                              "font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' fill='white'/>\n"
+                              "<text x='20' y='24' font-size='15'>{}</text>\n",
+                              width, height, escape(title));
+  for (int64_t l = 0; l < L; ++l) {
+    std::vector<double> w = weights[size_t(l)].to_vector<double>();  // (H, S, S)
+    for (int64_t h = 0; h < H; ++h) {
+      const double ox = 20 + panel * double(h) + label, oy = 60 + (panel + 20) * double(l) + label;
+      s += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='13'>layer {} head {}</text>\n", ox, oy - label + 14, l, h);
+      for (int64_t i = 0; i < S; ++i) {
+        s += fmt::format("<text x='{:.1f}' y='{:.1f}' text-anchor='end'>{}</text>", ox - 4, oy + cell * double(i) + 13,
+                         escape(tokens[size_t(i)]));
+        s += fmt::format("<text transform='translate({:.1f},{:.1f}) rotate(-60)'>{}</text>", ox + cell * double(i) + 12,
+                         oy - 4, escape(tokens[size_t(i)]));
+        for (int64_t j = 0; j < S; ++j) {
+          double v = w[size_t((h * S + i) * S + j)];
+          int shade = int(255 - 215 * std::clamp(v, 0.0, 1.0));
+          s += fmt::format("<rect x='{:.1f}' y='{:.1f}' width='{}' height='{}' fill='rgb({},{},255)'><title>{} -> {}: "
+                           "{:.3f}</title></rect>",
+                           ox + cell * double(j), oy + cell * double(i), cell, cell, shade, shade,
+                           escape(tokens[size_t(i)]), escape(tokens[size_t(j)]), v);
+        }
+      }
+      s += "\n";
+    }
+  }
+  return s + "</svg>\n";
+}
+
+}  // namespace sentiment

@@ -1,0 +1,55 @@
+#pragma once
+// What the sentiment program shows and writes: the live progress line, classification metrics, and the
+// SVG pictures (learning curve, attention heatmaps).
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <tensorgrad/tensorgrad.h>
+
+namespace sentiment {
+
+/// One row of the metrics log (metrics.jsonl). Accuracies are NaN when the split is absent.
+struct EpochLog {
+  int64_t epoch = 0;
+  double train_loss = 0, train_accuracy = 0, val_accuracy = 0, lr = 0, seconds = 0, sentences_per_second = 0;
+};
+
+/// A progress line on stderr, redrawn in place: bar, epoch, loss, accuracy, sentences/s, ETA. Silent when
+/// stderr is not a terminal (except for the per-epoch summary the caller prints).
+class Progress {
+ public:
+  Progress(int64_t epochs, int64_t batches_per_epoch);
+  /// After each batch: running mean loss and accuracy of this epoch, sentences seen this epoch.
+  void update(int64_t epoch, int64_t batch, double loss, double accuracy, int64_t sentences);
+  /// Clears the line (before the caller prints the epoch summary).
+  void clear();
+  double epoch_seconds() const;
+  void start_epoch();
+
+ private:
+  int64_t epochs_, batches_;
+  bool tty_;
+  std::chrono::steady_clock::time_point run_start_, epoch_start_;
+};
+
+/// Accuracy, per-class precision/recall/F1 (macro averages) and the confusion matrix [truth][predicted].
+struct Metrics {
+  double accuracy = 0, precision = 0, recall = 0, f1 = 0;
+  std::vector<std::vector<int64_t>> confusion;
+};
+/// ValueError when the vectors differ in length or are empty, or a label is outside [0, num_classes).
+Metrics compute_metrics(const std::vector<int64_t>& predicted, const std::vector<int64_t>& truth, int64_t num_classes);
+/// The metrics as a small text table (accuracy, macro precision/recall/F1, confusion matrix).
+std::string format_metrics(const Metrics& m, const std::vector<std::string>& class_names);
+
+/// A learning-curve plot: training loss (left axis) and training/validation accuracy (right axis) per epoch.
+std::string learning_curve_svg(const std::vector<EpochLog>& log, const std::string& title);
+
+/// One heatmap per layer and head of attention weights over a sentence's tokens. weights[l] is (H, S, S)
+/// for layer l; rows are queries, columns keys; cells are labelled with the tokens.
+std::string attention_svg(const std::vector<std::string>& tokens, const std::vector<tg::Tensor>& weights,
+                          const std::string& title);
+
+}  // namespace sentiment

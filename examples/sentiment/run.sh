@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The main job, from a fresh clone: install what is missing, build (Release), train the sentiment
+# classifier on the bundled sentences, then show predictions and draw the attention heads.
+# Usage: bash examples/sentiment/run.sh [extra `sentiment train` flags, e.g. --config reference --seed 1]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="$root/build"
+bash "$root/tools/install-deps.sh"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j2 --target sentiment
+bin="$build/examples/sentiment/sentiment"
+out="$root/runs/sentiment"
+"$bin" train --out "$out" "$@"
+echo
+"$bin" predict --model "$out" "The food was great and the staff were lovely." "Worst phone I have ever owned." \
+  "Not bad at all." "I would not recommend this movie."
+"$bin" attend --model "$out" "The acting was not good, but the music was wonderful." --out "$out/attention.svg"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tensorgrad builds with, skipping what is already there.
+# Usage: bash tools/install-deps.sh [--torch]   (--torch adds python3-torch, only needed to regenerate fixtures
+# and run the PyTorch side of the benchmarks)
+set -euo pipefail
+packages=(g++ cmake make libopenblas-dev libfmt-dev doctest-dev nlohmann-json3-dev libcli11-dev)
+[[ "${1:-}" == "--torch" ]] && packages+=(python3-torch python3-numpy)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+echo "installing: ${missing[*]}"
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "need root to install: apt-get install ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
