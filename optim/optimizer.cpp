@@ -132,7 +132,8 @@ void Optimizer::load_state_dict(const OptimizerState& state) {
   const std::string op = name_ + ".load_state_dict";
   const auto& v = state.values;
   // 1. the same kind of optimizer over the same parameters
-  check<ValueError>(get(v, op, "optimizer") == name_, "{}: the state is of a {} optimizer", op, get(v, op, "optimizer"));
+  const std::string& type = get(v, op, "optimizer");
+  check<ValueError>(type == name_, "{}: the state is of a {} optimizer", op, type);
   const int64_t n = parse_int(v, op, "param_count"), ng = parse_int(v, op, "group_count");
   check<ValueError>(n == int64_t(params_.size()), "{}: parameter count differs: {} in the state vs {} here", op, n,
                     params_.size());
@@ -141,7 +142,8 @@ void Optimizer::load_state_dict(const OptimizerState& state) {
   for (size_t g = 0; g < groups_.size(); ++g) {
     const int64_t size = parse_int(v, op, fmt::format("group.{}.size", g));
     check<ValueError>(size == int64_t(groups_[g].params.size()),
-                      "{}: param group {} size differs: {} in the state vs {} here", op, g, size, groups_[g].params.size());
+                      "{}: param group {} size differs: {} in the state vs {} here", op, g, size,
+                      groups_[g].params.size());
   }
   for (size_t i = 0; i < params_.size(); ++i) {
     const std::string& shape = get(v, op, fmt::format("{}.shape", i));

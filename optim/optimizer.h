@@ -19,7 +19,8 @@ struct ParamGroup {
   std::vector<Variable> params = {};
   std::optional<double> lr = std::nullopt;
   std::optional<double> weight_decay = std::nullopt;
-  std::optional<double> initial_lr = std::nullopt;  ///< set by the first LR scheduler attached: its base lr (as PyTorch)
+  /// Set by the first LR scheduler attached: its base lr (as PyTorch).
+  std::optional<double> initial_lr = std::nullopt;
 };
 
 /// What resuming needs. `tensors`: per-parameter state keyed "<index in params()>.<name>" ("0.exp_avg").

@@ -102,7 +102,8 @@ std::vector<double> StepLR::get_lr() const {
 }
 std::vector<double> StepLR::closed_form_lr() const {
   std::vector<double> lrs;
-  for (double base : base_lrs_) lrs.push_back(base * std::pow(options_.gamma, double(last_epoch_ / options_.step_size)));
+  const double k = double(last_epoch_ / options_.step_size);
+  for (double base : base_lrs_) lrs.push_back(base * std::pow(options_.gamma, k));
   return lrs;
 }
 
@@ -197,7 +198,8 @@ SequentialLR::SequentialLR(Optimizer& optimizer, std::vector<std::shared_ptr<LRS
   }
   for (size_t k = 0; k < milestones_.size(); ++k)
     check<ValueError>(milestones_[k] > (k == 0 ? 0 : milestones_[k - 1]),
-                      "SequentialLR: milestones must be positive and increasing: milestone {} is {}", k, milestones_[k]);
+                      "SequentialLR: milestones must be positive and increasing: milestone {} is {}", k,
+                      milestones_[k]);
   // As torch: back to the initial lrs, undo the children's construction step, and start the first one.
   for (size_t g = 0; g < base_lrs_.size(); ++g) optimizer_.set_lr(g, base_lrs_[g]);
   for (auto& s : schedulers_) --s->last_epoch_;
@@ -258,8 +260,9 @@ ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& optimizer, const ReduceLROnPlate
 bool ReduceLROnPlateau::is_better(double a) const {
   using O = ReduceLROnPlateauOptions;
   const bool rel = options_.threshold_mode == O::ThresholdMode::rel;
-  if (options_.mode == O::Mode::min) return rel ? a < best_ * (1. - options_.threshold) : a < best_ - options_.threshold;
-  return rel ? a > best_ * (options_.threshold + 1.) : a > best_ + options_.threshold;
+  const double t = options_.threshold;
+  if (options_.mode == O::Mode::min) return rel ? a < best_ * (1. - t) : a < best_ - t;
+  return rel ? a > best_ * (t + 1.) : a > best_ + t;
 }
 
 void ReduceLROnPlateau::step(double metric) {

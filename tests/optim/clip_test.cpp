@@ -76,7 +76,8 @@ TEST_CASE("clip_grad_norm with error_if_nonfinite throws and leaves the gradient
   std::vector<Variable> params = with_grads(c);
   const Tensor before = params[1].grad().clone();
   CHECK_THROWS_WITH_AS(clip_grad_norm(params, 1.0, 2.0, true),
-                       doctest::Contains("clip_grad_norm: the total norm of order 2 of the gradients is non-finite: nan"),
+                       doctest::Contains("clip_grad_norm: the total norm of order 2 of the gradients is non-finite: "
+                                         "nan"),
                        ValueError);
   CHECK(tg::test::bit_equal(params[1].grad(), before));
 }

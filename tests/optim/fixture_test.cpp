@@ -46,7 +46,8 @@ TEST_CASE("every optimizer case follows PyTorch's trajectory and final state to 
 
     double worst_param = 0, worst_state = 0;
     for (size_t t = 0; t < fx.at("steps"); ++t) {
-      for (size_t i = 0; i < params.size(); ++i) params[i].set_grad(tg::test::flat_tensor(fx["grads"][t][i], shapes[i]));
+      for (size_t i = 0; i < params.size(); ++i)
+        params[i].set_grad(tg::test::flat_tensor(fx["grads"][t][i], shapes[i]));
       opt->step();
       for (size_t i = 0; i < params.size(); ++i) {
         const double err =

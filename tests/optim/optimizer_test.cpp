@@ -257,8 +257,8 @@ TEST_CASE("loading the state of other parameters names the mismatch and changes 
   CHECK(other_shape.state_dict().tensors.empty());
 
   SGD sgd(p);
-  CHECK_THROWS_WITH_AS(sgd.load_state_dict(s), doctest::Contains("SGD.load_state_dict: the state is of a Adam optimizer"),
-                       ValueError);
+  CHECK_THROWS_WITH_AS(sgd.load_state_dict(s),
+                       doctest::Contains("SGD.load_state_dict: the state is of a Adam optimizer"), ValueError);
   Adam ams(p, {.amsgrad = true});
   CHECK_THROWS_WITH_AS(ams.load_state_dict(s), doctest::Contains("amsgrad differs: false in the state vs true here"),
                        ValueError);

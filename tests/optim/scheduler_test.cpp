@@ -36,7 +36,8 @@ Driver drive(std::shared_ptr<S> s) {
 Driver make_scheduler(const std::string& name, Optimizer& opt) {
   if (name == "StepLR") return drive(std::make_shared<StepLR>(opt, StepLROptions{.step_size = 3, .gamma = 0.5}));
   if (name == "ExponentialLR") return drive(std::make_shared<ExponentialLR>(opt, ExponentialLROptions{.gamma = 0.9}));
-  if (name == "LinearLR") return drive(std::make_shared<LinearLR>(opt, LinearLROptions{.start_factor = 0.1, .total_iters = 5}));
+  if (name == "LinearLR")
+    return drive(std::make_shared<LinearLR>(opt, LinearLROptions{.start_factor = 0.1, .total_iters = 5}));
   if (name == "CosineAnnealingLR")
     return drive(std::make_shared<CosineAnnealingLR>(opt, CosineAnnealingLROptions{.T_max = 10, .eta_min = 0.001}));
   if (name == "SequentialLR") {
