@@ -109,9 +109,11 @@ struct CrossEntropyOptions {
   Reduction reduction = Reduction::mean;
   int64_t ignore_index = -100;   ///< targets equal to this add no loss and no gradient
   double label_smoothing = 0.0;  ///< in [0, 1]: target = (1-ε)·onehot + ε/C
+  Tensor weight;                 ///< (C) per-class weights, logits' dtype; undefined = all 1
 };
 /// Cross-entropy of logits (B, C) or (B, C, d...) against class indices (B) or (B, d...), i64; fused
-/// log_softmax + NLL, stable for logits of any size. Mean reduction divides by the non-ignored count.
+/// log_softmax + NLL, stable for logits of any size. Mean reduction divides by the non-ignored count, or
+/// with `weight` by Σ weight[target] over non-ignored targets (as PyTorch).
 /// IndexError naming a target outside [0, C) that is not ignore_index.
 Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& options = {});
 

@@ -76,6 +76,8 @@ const std::vector<GradCase>& cases() {
       {"logsumexp", {{3, 4}}, [](const Inputs& x) { return logsumexp(x[0], {1}); }},
       {"amax", {{3, 4}}, [](const Inputs& x) { return amax(x[0], {1}); }},
       {"amin", {{3, 4}}, [](const Inputs& x) { return amin(x[0], {0}, true); }},
+      {"max", {{3, 4}}, [](const Inputs& x) { return max(x[0], 1).values; }},
+      {"min", {{3, 4}}, [](const Inputs& x) { return min(x[0], 0, true).values; }},
       {"reshape", {{2, 6}}, [](const Inputs& x) { return x[0].reshape({3, 4}) * x[0].reshape({3, 4}); }},
       {"transpose", {{2, 3}}, [](const Inputs& x) { return x[0].transpose(0, 1) * 2.0; }},
       {"permute", {{2, 3, 4}}, [](const Inputs& x) { return exp(x[0].permute({2, 0, 1})); }},
@@ -115,6 +117,11 @@ const std::vector<GradCase>& cases() {
        }},
       {"cross_entropy", {{4, 5}},
        [](const Inputs& x) { return cross_entropy(x[0], index_tensor({1, 0, 4, 2}, {4}), {.reduction = R::sum}); }},
+      {"cross_entropy", {{4, 5}},  // class weights with smoothing and an ignored target
+       [](const Inputs& x) {
+         return cross_entropy(x[0], index_tensor({1, -100, 4, 2}, {4}),
+                              {.label_smoothing = 0.1, .weight = tensor({0.5, 1.2, 0.8, 1.5, 0.7}, f64)});
+       }},
   };
   return k;
 }
