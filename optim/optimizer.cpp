@@ -73,8 +73,8 @@ Optimizer::Optimizer(std::string name, std::vector<ParamGroup> groups, double lr
 
 void Optimizer::check_option(const char* what, double value, bool below_one) const {
   check<ValueError>(std::isfinite(value) && value >= 0 && (!below_one || value < 1),
-                    "{}: invalid {}: {} (expected a finite value in [0, {})", name_, what, value,
-                    below_one ? "1)" : "inf)");
+                    "{}: invalid {}: {} (expected a finite value in {})", name_, what, value,
+                    below_one ? "[0, 1)" : "[0, inf)");
 }
 
 void Optimizer::zero_grad() {
@@ -133,7 +133,7 @@ void Optimizer::load_state_dict(const OptimizerState& state) {
   const auto& v = state.values;
   // 1. the same kind of optimizer over the same parameters
   const std::string& type = get(v, op, "optimizer");
-  check<ValueError>(type == name_, "{}: the state is of a {} optimizer", op, type);
+  check<ValueError>(type == name_, "{}: the state is of another optimizer: {} vs {}", op, type, name_);
   const int64_t n = parse_int(v, op, "param_count"), ng = parse_int(v, op, "group_count");
   check<ValueError>(n == int64_t(params_.size()), "{}: parameter count differs: {} in the state vs {} here", op, n,
                     params_.size());
