@@ -1,6 +1,7 @@
 #pragma once
-// Learning-rate schedules. Each writes the lr of every param group of one Optimizer; call step() once per
-// epoch (or iteration) after optimizer.step(), as in PyTorch. They follow torch 1.13's recursive
+// Learning-rate schedules. Each writes the lr of every param group of one Optimizer, which it refers to
+// (the optimizer must outlive it); call step() once per epoch (or iteration) after optimizer.step(), as in
+// PyTorch. They follow torch 1.13's recursive
 // ("chainable") formulas, so their lr sequences match PyTorch's to rounding.
 #include <cstdint>
 #include <map>
