@@ -67,6 +67,15 @@ Variable logsumexp(const Variable& x, const std::vector<int64_t>& dims = {}, boo
 /// Max over dims; tied maxima share the gradient equally (the shares add up to it).
 Variable amax(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Variable amin(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+/// Values and i64 indices along one dim: the Variable counterpart of ValuesIndices.
+struct VariableIndices {
+  Variable values;
+  Tensor indices;
+};
+/// Max (min) along `dim` and the index of its first occurrence (torch.max(x, dim)); the gradient goes to
+/// that index alone, even among ties (amax shares it).
+VariableIndices max(const Variable& x, int64_t dim, bool keepdim = false);
+VariableIndices min(const Variable& x, int64_t dim, bool keepdim = false);
 
 // ---- views and joins (functions/shape.cpp) ----
 Variable reshape(const Variable& x, const Shape& shape);

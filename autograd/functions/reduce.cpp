@@ -70,4 +70,24 @@ Variable amin(const Variable& x, const std::vector<int64_t>& dims, bool keepdim)
   return extreme("amin", tg::amin(x.value(), dims, keepdim), x, dims);
 }
 
+// y = max (or min) along dim, i its first index (torch.max(x, dim)).  dx = dy at i, 0 elsewhere: one
+// entry takes the whole gradient even among ties, as PyTorch does. Only the indices are kept.
+static VariableIndices indexed_extreme(const char* name, ValuesIndices vi, const Variable& x, int64_t dim,
+                                       bool keepdim) {
+  const int64_t d = normalize_dim(dim, x.dim(), name);
+  const Shape shape = x.shape();
+  Tensor at = keepdim ? vi.indices : vi.indices.unsqueeze(d);  // x's shape with size 1 at d
+  Variable values = record(name, vi.values, {x}, [shape, d, at, keepdim](const Variable& dy, const Variable&) -> Grads {
+    Tensor onehot = scatter_add(zeros(shape, dy.dtype()), d, at, ones(at.shape(), dy.dtype()));
+    return {(keepdim ? dy : dy.unsqueeze(d)) * Variable(onehot)};
+  });
+  return {values, vi.indices};
+}
+VariableIndices max(const Variable& x, int64_t dim, bool keepdim) {
+  return indexed_extreme("max", tg::max(x.value(), dim, keepdim), x, dim, keepdim);
+}
+VariableIndices min(const Variable& x, int64_t dim, bool keepdim) {
+  return indexed_extreme("min", tg::min(x.value(), dim, keepdim), x, dim, keepdim);
+}
+
 }  // namespace tg
