@@ -116,7 +116,37 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
 }
 
 BlasInfo blas_info() {
-  return {"OpenBLAS", openblas_get_config(), openblas_get_corename(), openblas_get_num_threads()};
+  BlasInfo b{"OpenBLAS", openblas_get_config(), openblas_get_corename(), openblas_get_num_threads(), "", ""};
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) b.suggested_core = "SkylakeX";
+  else if (__builtin_cpu_supports("avx2")) b.suggested_core = "Haswell";
+  const bool generic = b.core == "Prescott" || b.core == "Core2" || b.core == "Nehalem" || b.core == "Sandybridge" ||
+                       b.core == "Katmai" || b.core == "Atom" || b.core == "generic";
+  if (generic && !b.suggested_core.empty())
+    b.warning = fmt::format("OpenBLAS chose its {} kernels on a CPU with {}: GEMMs run several times slower; "
+                            "set OPENBLAS_CORETYPE={} in the environment", b.core,
+                            b.suggested_core == "SkylakeX" ? "AVX-512" : "AVX2", b.suggested_core);
+  return b;
+}
+
+void check_blas() {
+  // A (3x5) @ B (5x4) with small integers: exact in f32 and f64, so any difference is a broken kernel.
+  const int M = 3, K = 5, N = 4;
+  float a[M * K], b[K * N], c[M * N];
+  double ad[M * K], bd[K * N], cd[M * N];
+  for (int i = 0; i < M * K; ++i) a[i] = float(ad[i] = (i * 7) % 5 - 2);
+  for (int i = 0; i < K * N; ++i) b[i] = float(bd[i] = (i * 3) % 7 - 3);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, ad, K, bd, N, 0.0, cd, N);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double want = 0;
+      for (int k = 0; k < K; ++k) want += ad[i * K + k] * bd[k * N + j];
+      check<Error>(c[i * N + j] == float(want) && cd[i * N + j] == want,
+                   "check_blas: OpenBLAS core {} computes a wrong product ({} / {} instead of {}); unset "
+                   "OPENBLAS_CORETYPE or choose another core", openblas_get_corename(), c[i * N + j], cd[i * N + j],
+                   want);
+    }
 }
 
 }  // namespace tg

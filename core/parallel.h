@@ -14,11 +14,19 @@ int get_num_threads();
 /// Runs f(begin, end) over [0, n) in chunks of at least `grain` items, on up to get_num_threads() threads.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
 
-/// What BLAS we run on: OpenBLAS's build config, its kernel core (e.g. "SkylakeX", "Prescott") and threads.
+/// What BLAS we run on: OpenBLAS's build config, its kernel core (e.g. "SkylakeX", "Prescott"), threads,
+/// the core this CPU could use, and a warning when OpenBLAS fell back to a generic core on a CPU with
+/// AVX2/AVX-512 (Debian's OpenBLAS 0.3.21 does so on recent Xeons: several times slower GEMMs).
 struct BlasInfo {
   std::string library, config, core;
   int threads = 1;
+  std::string suggested_core;  ///< "SkylakeX" (AVX-512), "Haswell" (AVX2) or "" (nothing better known)
+  std::string warning;         ///< empty when the core in use is fine
 };
 BlasInfo blas_info();
+
+/// Multiplies a small f32 and f64 product with the BLAS in use and compares it with a plain loop;
+/// throws Error naming the core when they differ (a wrongly chosen OPENBLAS_CORETYPE computes garbage).
+void check_blas();
 
 }  // namespace tg

@@ -25,10 +25,26 @@ Config load_config(const std::string& name_or_path) {
   }
 }
 
+// The BLAS line every run starts with; warns when OpenBLAS picked a slow generic core, and refuses a
+// core that computes wrong products.
 void print_blas() {
   tg::BlasInfo b = tg::blas_info();
-  fmt::print("tensorgrad on {} {} (core {}, {} threads)\n", b.library, b.config.substr(0, b.config.find(' ', 9)), b.core,
+  tg::check_blas();
+  fmt::print("tensorgrad on {} (kernel core {}, {} threads)\n", b.config.substr(0, b.config.find(' ', 9)), b.core,
              tg::get_num_threads());
+  if (!b.warning.empty()) fmt::print(stderr, "warning: {}\n", b.warning);
+}
+
+int run_blas(bool suggest) {
+  tg::BlasInfo b = tg::blas_info();
+  if (suggest) {
+    if (!b.warning.empty()) fmt::print("{}\n", b.suggested_core);
+    return 0;
+  }
+  tg::check_blas();
+  fmt::print("{}\nkernel core: {}\nthreads: {}\nbetter core for this CPU: {}\n{}", b.config, b.core, b.threads,
+             b.suggested_core.empty() ? "-" : b.suggested_core, b.warning.empty() ? "" : "warning: " + b.warning + "\n");
+  return 0;
 }
 
 int run_train(const std::string& data, const std::string& config_name, int64_t epochs, uint64_t seed,
@@ -36,9 +52,7 @@ int run_train(const std::string& data, const std::string& config_name, int64_t e
   print_blas();
   Config config = load_config(config_name);
   if (epochs > 0) config.train.epochs = epochs;
-  int64_t skipped = 0;
   Data d = prepare_data(data, config, seed, {.skip_malformed = skip_malformed});
-  (void)skipped;
   fmt::print("data {}: {} training, {} validation, {} test sentences; vocabulary {} tokens\n", data, d.train.size(),
              d.val.size(), d.test.size(), d.vocab.size());
   fmt::print("config '{}': d_model {}, {} heads, {} layers, {} epochs, seed {}\n", config.name, config.model.d_model,
@@ -134,12 +148,16 @@ int main(int argc, char** argv) {
   attend->add_option("--model", model, "model directory")->required();
   attend->add_option("text", texts, "the sentence")->required()->expected(1);
   attend->add_option("--out", svg, "SVG file to write")->capture_default_str();
+  auto* blas = app.add_subcommand("blas", "which BLAS kernels run, checked against a plain product");
+  bool suggest = false;
+  blas->add_flag("--suggest", suggest, "print only the OPENBLAS_CORETYPE to set, if the current core is a slow fallback");
   CLI11_PARSE(app, argc, argv);
   try {
     if (threads > 0) tg::set_num_threads(threads);
     if (*train) return run_train(data, config, epochs, seed, out, skip);
     if (*eval) return run_eval(model, data);
     if (*predict) return run_predict(model, texts);
+    if (*blas) return run_blas(suggest);
     return run_attend(model, texts.at(0), svg);
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());

@@ -78,14 +78,15 @@ std::string escape(const std::string& s) {
 // A polyline through (i, values[i]) mapped into the plot box; NaN values are skipped.
 std::string series(const std::vector<double>& v, double lo, double hi, const char* color, double x0, double y0,
                    double w, double h) {
-  std::string pts;
+  std::string pts, dots;
   for (size_t i = 0; i < v.size(); ++i) {
     if (std::isnan(v[i])) continue;
     double x = x0 + (v.size() > 1 ? w * double(i) / double(v.size() - 1) : w / 2);
-    double y = y0 + h - h * (v[i] - lo) / std::max(hi - lo, 1e-12);
+    double y = y0 + h - h * (std::clamp(v[i], lo, hi) - lo) / std::max(hi - lo, 1e-12);
     pts += fmt::format("{:.1f},{:.1f} ", x, y);
+    dots += fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='3' fill='{}'/>", x, y, color);
   }
-  return fmt::format("<polyline fill='none' stroke='{}' stroke-width='2' points='{}'/>\n", color, pts);
+  return fmt::format("<polyline fill='none' stroke='{}' stroke-width='2' points='{}'/>{}\n", color, pts, dots);
 }
 
 }  // namespace
@@ -98,8 +99,8 @@ std::string learning_curve_svg(const std::vector<EpochLog>& log, const std::stri
     loss.push_back(e.train_loss), train_acc.push_back(e.train_accuracy), val_acc.push_back(e.val_accuracy);
     max_loss = std::max(max_loss, e.train_loss);
   }
-  std::string s = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='680' height='360' "
-                              "font-family='sans-serif' font-size='12'>\n<rect width='680' height='360' fill='white'/>\n"
+  std::string s = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='680' height='380' "
+                              "font-family='sans-serif' font-size='12'>\n<rect width='680' height='380' fill='white'/>\n"
                               "<text x='{}' y='22' font-size='15'>{}</text>\n"
                               "<rect x='{}' y='{}' width='{}' height='{}' fill='none' stroke='#888'/>\n",
                               x0, escape(title), x0, y0, w, h);
@@ -117,7 +118,7 @@ std::string learning_curve_svg(const std::vector<EpochLog>& log, const std::stri
                    "<text x='{}' y='{}' fill='#1f77b4'>training accuracy (right)</text>"
                    "<text x='{}' y='{}' fill='#2ca02c'>validation accuracy (right)</text>\n"
                    "<text x='{}' y='{}' text-anchor='middle'>epoch</text>\n</svg>\n",
-                   x0, y0 + h + 40, x0 + 170, y0 + h + 40, x0 + 360, y0 + h + 40, x0 + w / 2, y0 + h + 30);
+                   x0, y0 + h + 56, x0 + 170, y0 + h + 56, x0 + 360, y0 + h + 56, x0 + w / 2, y0 + h + 34);
   return s;
 }
 
