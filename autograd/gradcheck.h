@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/ostream.h>
+
 #include "autograd/variable.h"
 
 namespace tg {
@@ -38,3 +40,6 @@ GradcheckResult gradgradcheck(const GradFn& fn, const std::vector<Variable>& inp
                               const GradcheckOptions& options = {}, uint64_t seed = 0);
 
 }  // namespace tg
+
+template <>
+struct fmt::formatter<tg::GradcheckResult> : fmt::ostream_formatter {};
