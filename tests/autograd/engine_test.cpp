@@ -75,6 +75,32 @@ TEST_CASE("backward with a grad_output of the wrong shape throws ShapeError nami
                        "backward: grad_output (2,) f64 does not match the output (3,) f64", ShapeError);
 }
 
+TEST_CASE("backward on a variable that depends on no leaf requiring grad throws ValueError") {
+  Variable c(tensor({1, 2}, f64));
+  CHECK_THROWS_WITH_AS(sum(c * 2.0).backward(), doctest::Contains("backward: the variable does not require grad"),
+                       ValueError);
+}
+
+TEST_CASE("the engine rejects an op's backward that returns gradients not fitting its inputs, naming the op") {
+  Variable x = leaf({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto op = [&](const char* name, Grads g) {
+    return sum(record(name, x.value() * 2.0, {x}, [g](const Variable&, const Variable&) { return g; }));
+  };
+  SUBCASE("a shape that does not fit") {
+    CHECK_THROWS_WITH_AS(op("bad_shape", {Variable(ones({4, 3}, f64))}).backward(),
+                         "bad_shape backward: gradient of shape (4, 3) does not fit input (2, 3)", ShapeError);
+  }
+  SUBCASE("a count that differs from the inputs'") {
+    Variable g(ones({2, 3}, f64));
+    CHECK_THROWS_WITH_AS(op("bad_count", {g, g}).backward(), "backward of bad_count: returned 2 gradients for 1 inputs",
+                         Error);
+  }
+  SUBCASE("another dtype") {
+    CHECK_THROWS_WITH_AS(op("bad_dtype", {Variable(ones({2, 3}, f32))}).backward(),
+                         "backward of bad_dtype: gradient dtype f32 for input of dtype f64", DTypeError);
+  }
+}
+
 TEST_CASE("a second backward through a freed graph throws naming the op and retain_graph") {
   Variable x = leaf({1, 2});
   Variable h = x * x;
