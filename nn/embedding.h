@@ -17,6 +17,11 @@ class Embedding : public Layer {
   explicit Embedding(const EmbeddingOptions& options);
   /// indices: any shape, i64.
   Variable forward(const Tensor& indices);
+  /// The same, for i64 indices held in a Variable (so an Embedding can head a Sequential).
+  Variable forward(const Variable& indices) override;
+  /// forward(indices), then the forward hooks.
+  Variable operator()(const Tensor& indices);
+  using Layer::operator();
   std::string type_name() const override { return "Embedding"; }
   const Variable& weight() const { return weight_; }
 

@@ -45,26 +45,33 @@ class Layer {
 
   /// Parameters and buffers by dotted name; the tensors share storage with the layer.
   TensorMap state_dict() const;
-  /// Copies values in by name. Throws ValueError naming missing or unexpected keys (when strict) and
-  /// ShapeError/DTypeError naming a key whose shape/dtype differs; on any error nothing is changed.
+  /// Copies values in by name, into the existing storage (Variables held elsewhere, e.g. by an optimizer,
+  /// see the new values). Throws ValueError listing missing and unexpected keys (when strict) and
+  /// ShapeError/DTypeError naming a key and both shapes/dtypes; every key is checked before the first
+  /// copy, so on any error nothing is changed. Non-strict loading skips keys either side lacks.
   void load_state_dict(const TensorMap& state, bool strict = true);
-  /// state_dict() to a safetensors file (written atomically); metadata records the layer type.
+  /// state_dict() to a safetensors file (written atomically); metadata {"format": "tensorgrad",
+  /// "layer": type_name()}. PyTorch reads it with safetensors.torch.load_file.
   void save(const std::string& path) const;
-  /// load_state_dict(strict) from a safetensors file; throws ValueError for a corrupt or foreign file.
+  /// load_state_dict(strict) from a safetensors file (ours or PyTorch's, by state_dict names); throws
+  /// ValueError for a corrupt or truncated file, and as load_state_dict for foreign keys, shapes, dtypes.
   void load(const std::string& path);
 
-  /// Called after every forward with (layer, input, output); returns a handle for remove_forward_hook.
+  /// Called after every operator() with (layer, input, output), in registration order; returns a handle
+  /// for remove_forward_hook (ValueError for a handle that is not registered).
   using ForwardHook = std::function<void(Layer&, const Variable& input, const Variable& output)>;
   int register_forward_hook(ForwardHook hook);
   void remove_forward_hook(int handle);
 
-  /// A readable tree of the layer and its sub-layers with parameter counts.
+  /// A Keras-like table: one row per layer ("name (Type)", indented by depth) with the parameter count
+  /// of its subtree, then the total and trainable counts.
   std::string summary() const;
   /// The class name shown by summary() ("Dense", "MultiHeadAttention", ...).
   virtual std::string type_name() const { return "Layer"; }
 
  protected:
-  /// Adds a trainable tensor; returns the Variable to keep as a member (it shares value and gradient).
+  /// Adds a trainable tensor (f32/f64); returns the Variable to keep as a member (it shares value and
+  /// gradient). Names here and below: non-empty, no '.', unique within the layer, else ValueError.
   Variable register_parameter(const std::string& name, Tensor value, bool requires_grad = true);
   /// Adds saved, untrained state (e.g. fixed positional encodings).
   Tensor register_buffer(const std::string& name, Tensor value);
@@ -74,6 +81,11 @@ class Layer {
   void run_forward_hooks(const Variable& input, const Variable& output);
 
  private:
+  // ValueError unless `name` is non-empty, has no '.', and is not taken by a parameter, buffer or child.
+  void check_new_name(const std::string& name, const char* what) const;
+  // Calls fn(prefix, layer) on this layer (prefix "") and, depth first, on every sub-layer ("a.", "a.b.").
+  void visit(const std::string& prefix, const std::function<void(const std::string&, const Layer&)>& fn) const;
+
   std::vector<std::pair<std::string, Variable>> parameters_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, Layer*>> children_;

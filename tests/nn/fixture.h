@@ -1,12 +1,15 @@
 #pragma once
 // Reading the PyTorch reference fixtures (tests/fixtures/README.md) and comparing against them: JSON
 // files, tensor objects {"shape", "data"} (with "inf"/"-inf"/"nan" strings), the safetensors weights a
-// layer fixture names, and a closeness check that reports the worst element. Shared by every nn test.
+// layer fixture names, a closeness check that reports the worst element, and the comparison of a layer's
+// output and gradients with one layer-fixture case. Shared by every nn test.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <fstream>
+#include <algorithm>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +18,7 @@
 #include "core/error.h"
 #include "core/safetensors.h"
 #include "core/tensor.h"
+#include "nn/layer.h"
 
 namespace tg::test {
 
@@ -99,6 +103,39 @@ inline double check_close(const Tensor& actual, const Tensor& expected, double a
                     << x[at] << ", expected " << y[at] << ")");
   }
   return worst;
+}
+
+/// Max abs errors of one layer-fixture case (for reporting).
+struct CaseErrors {
+  double output = 0, input_grads = 0, param_grads = 0;
+};
+
+/// Checks one case of a layer fixture: `output` (the layer's output for the case's inputs) against
+/// outputs.output, then backward of loss = Σ output·R and every input_grads entry (by name, from `inputs`)
+/// and every param_grads entry (by dotted name, from `layer`); every parameter must have one. Gradients
+/// accumulate, so zero_grad the layer before the forward. `tol` bounds the output error (see
+/// fixture_tolerance) and, unless `grad_tol` is given, the gradients' errors too.
+inline CaseErrors check_fixture_case(const nn::Layer& layer, const nlohmann::json& c, const Variable& output,
+                                     const std::map<std::string, Variable>& inputs, double tol, double grad_tol = -1) {
+  if (grad_tol < 0) grad_tol = tol;
+  const std::string name = c.at("name").get<std::string>();
+  const DType dt = output.dtype();
+  CaseErrors e;
+  e.output = check_close(output.value(), fixture_tensor(c.at("outputs").at("output"), dt), tol, name + " output");
+  sum(output * Variable(fixture_tensor(c.at("R"), dt))).backward();
+  for (const auto& [key, want] : c.at("input_grads").items()) {
+    REQUIRE_MESSAGE(inputs.count(key), name, ": no input named ", key);
+    const double err = check_close(inputs.at(key).grad(), fixture_tensor(want, dt), grad_tol, name + " d/d" + key);
+    e.input_grads = std::max(e.input_grads, err);
+  }
+  const auto params = layer.named_parameters();
+  CHECK_MESSAGE(params.size() == c.at("param_grads").size(), name, ": parameter count differs from the fixture");
+  for (const auto& [key, p] : params) {
+    REQUIRE_MESSAGE(c.at("param_grads").contains(key), name, ": fixture has no gradient for ", key);
+    const double err = check_close(p.grad(), fixture_tensor(c["param_grads"][key], dt), grad_tol, name + " d/d" + key);
+    e.param_grads = std::max(e.param_grads, err);
+  }
+  return e;
 }
 
 }  // namespace tg::test
