@@ -10,4 +10,5 @@
 #include "autograd/gradcheck.h"
 #include "autograd/variable.h"
 #include "core/safetensors.h"
+#include "nn/nn.h"
 #include "optim/optim.h"

@@ -1,0 +1,11 @@
+#pragma once
+// Every nn header: layers, activations, Sequential, losses, initialisation.
+#include "nn/activation.h"
+#include "nn/dense.h"
+#include "nn/dropout.h"
+#include "nn/embedding.h"
+#include "nn/init.h"
+#include "nn/layer.h"
+#include "nn/layer_norm.h"
+#include "nn/loss.h"
+#include "nn/sequential.h"
