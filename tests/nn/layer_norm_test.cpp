@@ -44,15 +44,15 @@ TEST_CASE("LayerNorm matches torch.nn.LayerNorm in f32 on ordinary rows") {
 }
 
 // Torch's own f32 result on the large-mean row is off by up to 0.06; the fixture's f64 reference (the
-// same f32 inputs and weights, in f64) is the truth. Our statistics run in double, so we match it closely
-// on that row; elsewhere torch's f32 output is matched at 1e-5.
+// same f32 inputs and weights, in f64) is the truth. Our statistics run in double, so we match it at the
+// usual 1e-5 on that row too (1.3e-7 measured); elsewhere torch's f32 output is matched at 1e-5.
 TEST_CASE("LayerNorm in f32 keeps a row with mean 1e4 and variance 1e-4 accurate") {
   const nlohmann::json f = test::load_fixture("nn/layernorm.f32.json");
   const nlohmann::json& c = f["cases"][1];
   REQUIRE(c["name"] == "large_mean_row");
   LayerNormRun r(f, c, f32);
   const Tensor want = test::fixture_tensor(c["outputs"]["output_f64_reference"], f64);
-  test::check_close(r.y.value().select(0, 1).select(0, 2), want.select(0, 1).select(0, 2), 1e-3, "large-mean row");
+  test::check_close(r.y.value().select(0, 1).select(0, 2), want.select(0, 1).select(0, 2), 1e-5, "large-mean row");
   const Tensor torch_f32 = test::fixture_tensor(c["outputs"]["output"], f32);
   test::check_close(r.y.value().select(0, 0), torch_f32.select(0, 0), 1e-5, "other rows");
   test::check_close(r.y.value().slice(1, 0, 2), torch_f32.slice(1, 0, 2), 1e-5, "other rows");
@@ -70,10 +70,10 @@ TEST_CASE("LayerNorm's f32 gradients on the large-mean row agree with our f64 ru
   const Tensor R = test::fixture_tensor(c["R"], f64);
   sum(r32.y * Variable(R.to(f32))).backward();
   sum(ln64(x64) * Variable(R)).backward();
-  // dx on that row is ~1/σ = 100 times dy; f32 keeps ~7 significant digits of it.
-  test::check_close(r32.x.grad(), x64.grad(), 1e-3, "dx");
+  // dx on that row is ~1/σ = 100 times dy (up to ~230, where a float32 ulp is 1.5e-5): 1e-4 there.
+  test::check_close(r32.x.grad(), x64.grad(), 1e-4, "dx");
   const auto p32 = r32.ln.named_parameters(), p64 = ln64.named_parameters();
-  for (size_t i = 0; i < p32.size(); ++i) test::check_close(p32[i].second.grad(), p64[i].second.grad(), 1e-4, p32[i].first);
+  for (size_t i = 0; i < p32.size(); ++i) test::check_close(p32[i].second.grad(), p64[i].second.grad(), 1e-5, p32[i].first);
 }
 
 TEST_CASE("LayerNorm passes gradcheck in f64 for input, weight and bias") {
