@@ -33,8 +33,8 @@ void Layer::check_new_name(const std::string& name, const char* what) const {
 Variable Layer::register_parameter(const std::string& name, Tensor value, bool requires_grad) {
   check_new_name(name, "register_parameter");
   check<ValueError>(value.defined(), "{}::register_parameter: '{}' is an undefined tensor", type_name(), name);
-  check<DTypeError>(is_floating(value.dtype()), "{}::register_parameter: '{}' must be f32 or f64, got {}",
-                    type_name(), name, value.dtype());
+  check<DTypeError>(is_floating(value.dtype()), "{}::register_parameter: '{}' must be f32 or f64, got {}", type_name(),
+                    name, value.dtype());
   Variable v(std::move(value), requires_grad);
   parameters_.emplace_back(name, v);
   return v;
@@ -120,7 +120,8 @@ void check_keys(const TensorMap& own, const TensorMap& state, bool strict, const
   if (!strict || (missing.empty() && unexpected.empty())) return;
   std::string what;
   if (!missing.empty()) what += fmt::format("missing keys [{}]", join_keys(missing));
-  if (!unexpected.empty()) what += fmt::format("{}unexpected keys [{}]", what.empty() ? "" : "; ", join_keys(unexpected));
+  if (!unexpected.empty())
+    what += fmt::format("{}unexpected keys [{}]", what.empty() ? "" : "; ", join_keys(unexpected));
   throw ValueError(fmt::format("{}::load_state_dict: {}", type, what));
 }
 
@@ -136,10 +137,12 @@ void Layer::load_state_dict(const TensorMap& state, bool strict) {
     if (it == state.end()) continue;
     const Tensor& src = it->second;
     check<ValueError>(src.defined(), "{}::load_state_dict: '{}' is an undefined tensor", type_name(), key);
-    check<ShapeError>(src.shape() == dst.shape(), "{}::load_state_dict: shape of '{}' differs: expected {} vs loaded {}",
-                      type_name(), key, dst.shape(), src.shape());
-    check<DTypeError>(src.dtype() == dst.dtype(), "{}::load_state_dict: dtype of '{}' differs: expected {} vs loaded {}",
-                      type_name(), key, dst.dtype(), src.dtype());
+    check<ShapeError>(src.shape() == dst.shape(),
+                      "{}::load_state_dict: shape of '{}' differs: expected {} vs loaded {}", type_name(), key,
+                      dst.shape(), src.shape());
+    check<DTypeError>(src.dtype() == dst.dtype(),
+                      "{}::load_state_dict: dtype of '{}' differs: expected {} vs loaded {}", type_name(), key,
+                      dst.dtype(), src.dtype());
   }
   for (const auto& [key, dst] : own) {
     auto it = state.find(key);

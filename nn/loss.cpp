@@ -25,7 +25,8 @@ Variable classes_last(const Variable& x) {
 // entry i·C and weigh 0), so no other entry, possibly -inf, is touched.
 Variable nll_loss(const Variable& log_probs, const Tensor& target, const NLLLossOptions& o) {
   check<DTypeError>(target.dtype() == i64, "nll_loss: target must hold i64 class indices, got {}", target.dtype());
-  check<ShapeError>(log_probs.dim() >= 2, "nll_loss: log_probs must be (B, C) or (B, C, d...), got {}", log_probs.shape());
+  check<ShapeError>(log_probs.dim() >= 2, "nll_loss: log_probs must be (B, C) or (B, C, d...), got {}",
+                    log_probs.shape());
   Shape want = log_probs.shape();
   want.erase(want.begin() + 1);
   check<ShapeError>(target.shape() == want, "nll_loss: target shape {} does not match log_probs {}: expected {}",
@@ -62,7 +63,8 @@ Variable mse_loss(const Variable& input, const Variable& target, const MSELossOp
 // max(x, 0) + log(1 + e^{-|x|}) is softplus(x) = log(e^0 + e^x), computed as a logsumexp over the pair
 // (0, x): the same max-shifted stable value, and a gradient σ(x) that is right at x = 0 too (a relu + abs
 // composition would give 0 there instead of 1/2).
-Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable& target, const BCEWithLogitsOptions& o) {
+Variable binary_cross_entropy_with_logits(const Variable& logits, const Variable& target,
+                                          const BCEWithLogitsOptions& o) {
   check<ShapeError>(logits.shape() == target.shape(),
                     "binary_cross_entropy_with_logits: logits and target shapes differ: {} vs {}", logits.shape(),
                     target.shape());

@@ -48,21 +48,21 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
   const int64_t N = z.size(0), C = z.size(1);
   const Tensor t = target.reshape({-1});
   for (int64_t v : t.to_vector<int64_t>())
-    check<IndexError>(v == o.ignore_index || (v >= 0 && v < C), "cross_entropy: target {} is out of range for {} classes",
-                      v, C);
+    check<IndexError>(v == o.ignore_index || (v >= 0 && v < C),
+                      "cross_entropy: target {} is out of range for {} classes", v, C);
   const Tensor w = class_weights(o, C, z.dtype());
-  const Tensor valid = ne(t, scalar_tensor(double(o.ignore_index), i64)).to(z.dtype());             // (N)
-  const Tensor safe = tg::where(gt(valid, 0.0), t, scalar_tensor(0, i64)).unsqueeze(1);                 // (N, 1)
-  const Tensor wt = tg::index_select(w, 0, safe.squeeze(1)) * valid;                                 // (N) w[t_i]
+  const Tensor valid = ne(t, scalar_tensor(double(o.ignore_index), i64)).to(z.dtype());  // (N)
+  const Tensor safe = tg::where(gt(valid, 0.0), t, scalar_tensor(0, i64)).unsqueeze(1);  // (N, 1)
+  const Tensor wt = tg::index_select(w, 0, safe.squeeze(1)) * valid;                     // (N) w[t_i]
   const double eps = o.label_smoothing, D = o.reduction == Reduction::mean ? tg::sum(wt).item() : 1.0;
-  Tensor logp = tg::log_softmax(z.value(), 1);                                                       // (N, C)
+  Tensor logp = tg::log_softmax(z.value(), 1);                          // (N, C)
   Tensor per = tg::gather(logp, 1, safe).squeeze(1) * wt * -(1 - eps);  // gathered: a -inf logit elsewhere stays out
   if (eps > 0) per = per - tg::sum(logp * w, {1}) * valid * (eps / double(C));
   per = per / D;
   const Tensor loss = o.reduction == Reduction::none ? per.reshape(target.shape()) : tg::sum(per);
   const Tensor a = scatter_add(w.unsqueeze(0) * valid.unsqueeze(1) * (eps / double(C) / D), 1, safe,
-                               (wt * ((1 - eps) / D)).unsqueeze(1));                                 // (N, C)
-  const Tensor a_sum = tg::sum(a, {1}, true);                                                        // (N, 1)
+                               (wt * ((1 - eps) / D)).unsqueeze(1));  // (N, C)
+  const Tensor a_sum = tg::sum(a, {1}, true);                         // (N, 1)
   const bool none = o.reduction == Reduction::none;
   return record("cross_entropy", loss, {z}, [z, a, a_sum, none, N](const Variable& dy, const Variable&) -> Grads {
     return {(softmax(z, 1) * Variable(a_sum) - Variable(a)) * (none ? dy.reshape({N, 1}) : dy)};

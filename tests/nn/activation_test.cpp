@@ -18,7 +18,8 @@ TEST_CASE("activation layers compute their functions") {
   CHECK(test::max_abs_diff(nn::GELU()(x).value(), gelu(x.value())) == 0);
   CHECK(test::max_abs_diff(nn::GELU({.approximate = A::tanh})(x).value(), gelu(x.value(), true)) == 0);
   CHECK(test::max_abs_diff(nn::GELU({.approximate = A::tanh})(x).value(), gelu(x.value())) > 1e-5);  // not the erf form
-  CHECK(nn::GELU()(x).value().to_vector<double>()[3] == doctest::Approx(0.5 * 0.5 * (1 + std::erf(0.5 / std::sqrt(2.0)))));
+  CHECK(nn::GELU()(x).value().to_vector<double>()[3] ==
+        doctest::Approx(0.5 * 0.5 * (1 + std::erf(0.5 / std::sqrt(2.0)))));
 }
 
 TEST_CASE("Softmax normalises along its dim") {

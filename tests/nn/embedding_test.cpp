@@ -28,7 +28,7 @@ TEST_CASE("Embedding starts N(0, 1) with the padding row at zero") {
   nn::Embedding emb({.num_embeddings = 200, .embedding_dim = 50, .padding_idx = 3});
   const Tensor w = emb.weight().value();
   CHECK(amax(abs(w.select(0, 3))).item() == 0);
-  CHECK(std::abs(mean(w).item()) < 0.04);               // 10 000 draws: σ of the mean is 0.01
+  CHECK(std::abs(mean(w).item()) < 0.04);  // 10 000 draws: σ of the mean is 0.01
   CHECK(std::sqrt(var(w).item()) == doctest::Approx(1).epsilon(0.03));
 }
 
@@ -55,8 +55,10 @@ TEST_CASE("Embedding passes gradcheck in f64 and can head a Sequential through f
 
 TEST_CASE("Embedding names the index and the table size when an index is out of range") {
   nn::Embedding emb({.num_embeddings = 10, .embedding_dim = 4});
-  CHECK_THROWS_WITH_AS(emb(index_tensor({1, 10}, {2})), "embedding: index 10 is out of range for 10 embeddings", IndexError);
-  CHECK_THROWS_WITH_AS(emb(index_tensor({-1}, {1})), "embedding: index -1 is out of range for 10 embeddings", IndexError);
+  CHECK_THROWS_WITH_AS(emb(index_tensor({1, 10}, {2})), "embedding: index 10 is out of range for 10 embeddings",
+                       IndexError);
+  CHECK_THROWS_WITH_AS(emb(index_tensor({-1}, {1})), "embedding: index -1 is out of range for 10 embeddings",
+                       IndexError);
   CHECK_THROWS_WITH_AS(nn::Embedding({.num_embeddings = 10, .embedding_dim = 4, .padding_idx = 10}),
                        "Embedding: padding_idx 10 is out of range for 10 embeddings (-1 = none)", ValueError);
 }

@@ -99,8 +99,8 @@ inline double check_close(const Tensor& actual, const Tensor& expected, double a
     if (d > worst) worst = d, at = i;
   }
   if (worst > atol) {
-    FAIL_CHECK(what << ": max abs error " << worst << " > " << atol << " at flat index " << at << " (actual "
-                    << x[at] << ", expected " << y[at] << ")");
+    FAIL_CHECK(what << ": max abs error " << worst << " > " << atol << " at flat index " << at << " (actual " << x[at]
+                    << ", expected " << y[at] << ")");
   }
   return worst;
 }

@@ -91,7 +91,8 @@ TEST_CASE("init draws from the generator it is given, reproducibly, and fills st
 }
 
 TEST_CASE("init refuses integer tensors and leaves empty tensors alone") {
-  CHECK_THROWS_WITH_AS(init::normal(zeros({2, 2}, i64)), "init::normal: tensor must be f32 or f64, got i64", DTypeError);
+  CHECK_THROWS_WITH_AS(init::normal(zeros({2, 2}, i64)), "init::normal: tensor must be f32 or f64, got i64",
+                       DTypeError);
   CHECK(init::xavier_uniform(empty({0, 3})).numel() == 0);
   CHECK_THROWS_WITH_AS(init::uniform(empty({2}), 1, 0), "init::uniform: low 1 > high 0", ValueError);
 }

@@ -73,7 +73,8 @@ TEST_CASE("LayerNorm's f32 gradients on the large-mean row agree with our f64 ru
   // dx on that row is ~1/σ = 100 times dy (up to ~230, where a float32 ulp is 1.5e-5): 1e-4 there.
   test::check_close(r32.x.grad(), x64.grad(), 1e-4, "dx");
   const auto p32 = r32.ln.named_parameters(), p64 = ln64.named_parameters();
-  for (size_t i = 0; i < p32.size(); ++i) test::check_close(p32[i].second.grad(), p64[i].second.grad(), 1e-5, p32[i].first);
+  for (size_t i = 0; i < p32.size(); ++i)
+    test::check_close(p32[i].second.grad(), p64[i].second.grad(), 1e-5, p32[i].first);
 }
 
 TEST_CASE("LayerNorm passes gradcheck in f64 for input, weight and bias") {
@@ -97,5 +98,6 @@ TEST_CASE("LayerNorm starts at weight 1, bias 0, and without affine has no param
 
 TEST_CASE("LayerNorm names the input shape when its last dim is not normalized_shape") {
   nn::LayerNorm ln({.normalized_shape = 6});
-  CHECK_THROWS_WITH_AS(ln(Variable(zeros({2, 5}))), "LayerNorm: input (2, 5) must end in normalized_shape 6", ShapeError);
+  CHECK_THROWS_WITH_AS(ln(Variable(zeros({2, 5}))), "LayerNorm: input (2, 5) must end in normalized_shape 6",
+                       ShapeError);
 }

@@ -57,8 +57,8 @@ std::vector<std::vector<double>> snapshot(const nn::Layer& l) {
 
 TEST_CASE("named_parameters walks sub-layers depth first with dotted names, own parameters first") {
   Tree t;
-  CHECK(names(t) == std::vector<std::string>{"scale", "left.w", "left.b", "right.w", "right.b", "head.weight",
-                                             "head.bias"});
+  CHECK(names(t) ==
+        std::vector<std::string>{"scale", "left.w", "left.b", "right.w", "right.b", "head.weight", "head.bias"});
   CHECK(t.parameters().size() == 7);
   CHECK(t.num_parameters() == 1 + 6 + 6 + 3);
   std::vector<std::string> buffers;
@@ -70,8 +70,8 @@ TEST_CASE("named_parameters walks sub-layers depth first with dotted names, own 
 
 TEST_CASE("register_* refuses empty, dotted and duplicate names, naming the layer and the name") {
   Leaf l;
-  CHECK_THROWS_WITH_AS(l.register_parameter("w", zeros({1})), "Leaf::register_parameter: name 'w' is already registered",
-                       ValueError);
+  CHECK_THROWS_WITH_AS(l.register_parameter("w", zeros({1})),
+                       "Leaf::register_parameter: name 'w' is already registered", ValueError);
   CHECK_THROWS_WITH_AS(l.register_buffer("b", zeros({1})), "Leaf::register_buffer: name 'b' is already registered",
                        ValueError);
   Leaf child;
@@ -81,8 +81,8 @@ TEST_CASE("register_* refuses empty, dotted and duplicate names, naming the laye
                        "Leaf::register_parameter: name 'a.b' must be non-empty and contain no '.'", ValueError);
   CHECK_THROWS_AS(l.register_layer("", child), ValueError);
   CHECK_THROWS_AS(l.register_layer("self", l), ValueError);
-  CHECK_THROWS_WITH_AS(l.register_parameter("ids", zeros({1}, i64)), "Leaf::register_parameter: 'ids' must be f32 or f64, got i64",
-                       DTypeError);
+  CHECK_THROWS_WITH_AS(l.register_parameter("ids", zeros({1}, i64)),
+                       "Leaf::register_parameter: 'ids' must be f32 or f64, got i64", DTypeError);
   CHECK(l.named_parameters().size() == 2);  // nothing was added by the failed calls
 }
 
@@ -109,8 +109,8 @@ TEST_CASE("a layer without a unary forward says so, naming its type") {
   struct NoForward : nn::Layer {
     std::string type_name() const override { return "NoForward"; }
   } l;
-  CHECK_THROWS_WITH_AS(l(Variable(ones({1}))), "NoForward: has no unary forward(Variable); call its own forward overload",
-                       Error);
+  CHECK_THROWS_WITH_AS(l(Variable(ones({1}))),
+                       "NoForward: has no unary forward(Variable); call its own forward overload", Error);
 }
 
 TEST_CASE("state_dict holds parameters and buffers by dotted name, sharing storage with the layer") {
@@ -138,8 +138,8 @@ TEST_CASE("load_state_dict lists every missing and unexpected key and changes no
   Leaf l;
   const auto before = snapshot(l);
   TensorMap s = {{"w", zeros({2, 2})}, {"extra", zeros({1})}, {"more", zeros({1})}};
-  CHECK_THROWS_WITH_AS(l.load_state_dict(s), "Leaf::load_state_dict: missing keys [b, running]; unexpected keys [extra, more]",
-                       ValueError);
+  CHECK_THROWS_WITH_AS(l.load_state_dict(s),
+                       "Leaf::load_state_dict: missing keys [b, running]; unexpected keys [extra, more]", ValueError);
   CHECK(snapshot(l) == before);
   s.erase("extra");
   s.erase("more");
@@ -154,8 +154,8 @@ TEST_CASE("load_state_dict names the key and both shapes or dtypes, after checki
   const auto before = snapshot(l);
   // "b" sorts first and is fine; "w" is wrong: b must not be copied either.
   TensorMap s = {{"b", full({2}, 9.0)}, {"running", zeros({2})}, {"w", zeros({4})}};
-  CHECK_THROWS_WITH_AS(l.load_state_dict(s), "Leaf::load_state_dict: shape of 'w' differs: expected (2, 2) vs loaded (4,)",
-                       ShapeError);
+  CHECK_THROWS_WITH_AS(l.load_state_dict(s),
+                       "Leaf::load_state_dict: shape of 'w' differs: expected (2, 2) vs loaded (4,)", ShapeError);
   CHECK(snapshot(l) == before);
   s["w"] = zeros({2, 2}, f64);
   CHECK_THROWS_WITH_AS(l.load_state_dict(s), "Leaf::load_state_dict: dtype of 'w' differs: expected f32 vs loaded f64",

@@ -26,12 +26,14 @@ Variable run_loss(const nlohmann::json& c, const Variable& input, DType dt) {
   const Tensor weight = in.contains("weight") ? test::fixture_tensor(in["weight"], dt) : Tensor();
   if (fn == "cross_entropy")
     return nn::cross_entropy(input, test::fixture_tensor(in["target"], i64),
-                             {.reduction = reduction_of(kw), .ignore_index = kw.value("ignore_index", int64_t(-100)),
-                              .label_smoothing = kw.value("label_smoothing", 0.0), .weight = weight});
+                             {.reduction = reduction_of(kw),
+                              .ignore_index = kw.value("ignore_index", int64_t(-100)),
+                              .label_smoothing = kw.value("label_smoothing", 0.0),
+                              .weight = weight});
   if (fn == "nll_loss")
-    return nn::nll_loss(input, test::fixture_tensor(in["target"], i64),
-                        {.reduction = reduction_of(kw), .ignore_index = kw.value("ignore_index", int64_t(-100)),
-                         .weight = weight});
+    return nn::nll_loss(
+        input, test::fixture_tensor(in["target"], i64),
+        {.reduction = reduction_of(kw), .ignore_index = kw.value("ignore_index", int64_t(-100)), .weight = weight});
   const Variable target(test::fixture_tensor(in["target"], dt));
   if (fn == "mse_loss") return nn::mse_loss(input, target, {.reduction = reduction_of(kw)});
   REQUIRE(fn == "binary_cross_entropy_with_logits");
@@ -51,9 +53,11 @@ TEST_CASE("losses match torch.nn.functional: every fixture case, value and input
       CAPTURE(name);
       Variable x(test::fixture_tensor(c["inputs"]["input"], dt), true);
       Variable out = run_loss(c, x, dt);
-      test::check_close(out.value(), test::fixture_tensor(c["output"], dt), test::fixture_tolerance(dt), name + " output");
+      test::check_close(out.value(), test::fixture_tensor(c["output"], dt), test::fixture_tolerance(dt),
+                        name + " output");
       sum(out).backward();
-      test::check_close(x.grad(), test::fixture_tensor(c["grad_input"], dt), test::fixture_tolerance(dt), name + " grad");
+      test::check_close(x.grad(), test::fixture_tensor(c["grad_input"], dt), test::fixture_tolerance(dt),
+                        name + " grad");
       ++ran;
     }
     CHECK(ran == 25);  // no case skipped
@@ -65,13 +69,16 @@ TEST_CASE("nll_loss, mse_loss and binary_cross_entropy_with_logits pass gradchec
   const Variable logp(log_softmax(randn({3, 4, 2}, f64, &gen), 1), true);
   const Tensor target = index_tensor({0, 3, -100, 1, 2, 2}, {3, 2});
   const Tensor weight = tensor({0.5, 1.0, 1.5, 2.0}, f64);
-  CHECK(gradcheck([&](const std::vector<Variable>& x) { return nn::nll_loss(x[0], target, {.weight = weight}); }, {logp}));
-  CHECK(gradcheck([&](const std::vector<Variable>& x) { return nn::nll_loss(x[0], target, {.reduction = Reduction::none}); },
+  CHECK(gradcheck([&](const std::vector<Variable>& x) { return nn::nll_loss(x[0], target, {.weight = weight}); },
                   {logp}));
+  CHECK(gradcheck(
+      [&](const std::vector<Variable>& x) { return nn::nll_loss(x[0], target, {.reduction = Reduction::none}); },
+      {logp}));
   const Variable a(randn({2, 3}, f64, &gen), true), b(randn({2, 3}, f64, &gen), true);
   CHECK(gradcheck([](const std::vector<Variable>& x) { return nn::mse_loss(x[0], x[1]); }, {a, b}));
   const Variable y(rand({2, 3}, f64, &gen), true);
-  CHECK(gradcheck([](const std::vector<Variable>& x) { return nn::binary_cross_entropy_with_logits(x[0], x[1]); }, {a, y}));
+  CHECK(gradcheck([](const std::vector<Variable>& x) { return nn::binary_cross_entropy_with_logits(x[0], x[1]); },
+                  {a, y}));
 }
 
 // d/dx [softplus(x) - x·y] = σ(x) - y, which is 1/2 - y at x = 0: the point a zero-initialised classifier
@@ -95,8 +102,8 @@ TEST_CASE("nll_loss ignores -inf log-probabilities it does not pick") {
 
 TEST_CASE("losses name a label out of range with the class count") {
   const Variable logits(zeros({2, 3}));
-  CHECK_THROWS_WITH_AS(nn::nll_loss(logits, index_tensor({0, 3}, {2})), "nll_loss: target 3 is out of range for 3 classes",
-                       IndexError);
+  CHECK_THROWS_WITH_AS(nn::nll_loss(logits, index_tensor({0, 3}, {2})),
+                       "nll_loss: target 3 is out of range for 3 classes", IndexError);
   CHECK_THROWS_WITH_AS(nn::cross_entropy(logits, index_tensor({-2, 0}, {2})),
                        "cross_entropy: target -2 is out of range for 3 classes", IndexError);
 }
@@ -105,7 +112,8 @@ TEST_CASE("losses name both shapes when they do not fit") {
   const Variable a(zeros({2, 3})), b(zeros({3, 2}));
   CHECK_THROWS_WITH_AS(nn::mse_loss(a, b), "mse_loss: input and target shapes differ: (2, 3) vs (3, 2)", ShapeError);
   CHECK_THROWS_WITH_AS(nn::binary_cross_entropy_with_logits(a, b),
-                       "binary_cross_entropy_with_logits: logits and target shapes differ: (2, 3) vs (3, 2)", ShapeError);
+                       "binary_cross_entropy_with_logits: logits and target shapes differ: (2, 3) vs (3, 2)",
+                       ShapeError);
   CHECK_THROWS_WITH_AS(nn::nll_loss(a, index_tensor({0, 1, 2}, {3})),
                        "nll_loss: target shape (3,) does not match log_probs (2, 3): expected (2,)", ShapeError);
   CHECK_THROWS_WITH_AS(nn::cross_entropy(a, index_tensor({0, 1}, {2}), {.weight = ones({2})}),

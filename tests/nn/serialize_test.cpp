@@ -96,9 +96,11 @@ TEST_CASE("a file that does not fit the layer fails with the right error and cha
   const auto before = raw_state(m);
   CHECK_THROWS_WITH_AS(m.load(no_bias.path), "Model::load_state_dict: missing keys [body.0.bias]", ValueError);
   CHECK_THROWS_WITH_AS(m.load(narrow.path),
-                       "Model::load_state_dict: shape of 'body.0.bias' differs: expected (3,) vs loaded (2,)", ShapeError);
+                       "Model::load_state_dict: shape of 'body.0.bias' differs: expected (3,) vs loaded (2,)",
+                       ShapeError);
   CHECK_THROWS_WITH_AS(m.load(wide_f64.path),
-                       "Model::load_state_dict: dtype of 'body.0.bias' differs: expected f32 vs loaded f64", DTypeError);
+                       "Model::load_state_dict: dtype of 'body.0.bias' differs: expected f32 vs loaded f64",
+                       DTypeError);
   CHECK_THROWS_AS(m.load(std::string(TG_FIXTURES_DIR) + "/nn/linear.f32.safetensors"), ValueError);  // foreign keys
   CHECK(raw_state(m) == before);
 }
@@ -129,6 +131,6 @@ TEST_CASE("a damaged file fails with ValueError and changes nothing") {
 
 TEST_CASE("save to a folder that does not exist throws Error naming the path") {
   Model m;
-  CHECK_THROWS_WITH_AS(m.save("/nonexistent-folder/x.safetensors"), doctest::Contains("/nonexistent-folder/x.safetensors"),
-                       Error);
+  CHECK_THROWS_WITH_AS(m.save("/nonexistent-folder/x.safetensors"),
+                       doctest::Contains("/nonexistent-folder/x.safetensors"), Error);
 }
