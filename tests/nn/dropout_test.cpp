@@ -2,6 +2,7 @@
 // scaled by 1/(1-p) (loose statistical bounds), reproducible from a seeded generator.
 #include <doctest/doctest.h>
 
+#include "autograd/gradcheck.h"
 #include "nn/dropout.h"
 #include "nn/fixture.h"
 
@@ -53,6 +54,17 @@ TEST_CASE("Dropout draws from its generator: the same seed gives the same mask")
   CHECK(test::max_abs_diff(first, second) > 0);  // the stream moves on
   gen.manual_seed(5);
   CHECK(test::max_abs_diff(d(x).value(), first) == 0);
+}
+
+TEST_CASE("Dropout passes gradcheck in f64 with the same mask in every evaluation") {
+  const Variable x(randn({3, 4}, f64), true);
+  CHECK(gradcheck(
+      [](const std::vector<Variable>& in) {
+        Generator gen(8);  // a fresh generator per evaluation: the same mask each time
+        nn::Dropout d(0.4, &gen);
+        return d(in[0]);
+      },
+      {x}));
 }
 
 TEST_CASE("Dropout refuses a probability outside [0, 1]") {
