@@ -1,6 +1,7 @@
 #pragma once
-// Every nn header: layers, activations, Sequential, losses, initialisation.
+// Every nn header: layers, attention, activations, Sequential, losses, initialisation.
 #include "nn/activation.h"
+#include "nn/attention.h"
 #include "nn/dense.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"

@@ -1,0 +1,69 @@
+#pragma once
+#include <array>
+
+#include "nn/dense.h"
+#include "nn/layer.h"
+
+namespace tg::nn {
+
+struct MultiHeadAttentionOptions {
+  int64_t d_model = 0;    ///< E, the query and output width
+  int64_t num_heads = 0;  ///< H; d_model must be a multiple of it (each head has d_k = E/H)
+  double dropout = 0.0;   ///< on the attention weights, in training only
+  bool bias = true;       ///< in_proj_bias and out_proj.bias
+  int64_t kdim = 0;       ///< key width; 0 = d_model
+  int64_t vdim = 0;       ///< value width; 0 = d_model
+  bool batch_first = true;  ///< (B, S, E) when true, (S, B, E) when false
+  DType dtype = f32;
+};
+
+/// The optional arguments of one attention call, with PyTorch's names and meanings.
+struct MhaCall {
+  /// (B, S_k): bool, true = ignore that key; or float, added to the scores.
+  Tensor key_padding_mask;
+  /// (S_q, S_k) or (B·H, S_q, S_k), batch-major as PyTorch: bool, true = not allowed; or float, added.
+  Tensor attn_mask;
+  /// Masks key j > query i, on top of any attn_mask.
+  bool is_causal = false;
+  bool need_weights = true;
+  /// Weights averaged over heads (B, S_q, S_k) instead of per head (B, H, S_q, S_k).
+  bool average_attn_weights = true;
+};
+
+struct AttentionOutput {
+  Variable output;   ///< (B, S_q, E), or (S_q, B, E) when !batch_first
+  /// (B, H, S_q, S_k), or (B, S_q, S_k) averaged; as used (after dropout in training), as PyTorch returns
+  /// them; undefined when !need_weights.
+  Variable weights;
+};
+
+/// Multi-head attention (Vaswani et al. 2017, §3.2.2): softmax(QKᵀ/√d_k + masks)·V per head, heads
+/// concatenated, then out_proj. Parameters as PyTorch's nn.MultiheadAttention: in_proj_weight (3E, E)
+/// and in_proj_bias (3E), or q/k/v_proj_weight (E, E|kdim|vdim) when kdim or vdim differ from E, and
+/// out_proj (a Dense E -> E). A query whose keys are all masked gets zero weights and zero output from
+/// attention (PyTorch gives NaN). ValueError when d_model is not a multiple of num_heads.
+class MultiHeadAttention : public Layer {
+ public:
+  explicit MultiHeadAttention(const MultiHeadAttentionOptions& options);
+  /// query (B, S_q, E), key (B, S_k, kdim), value (B, S_k, vdim) (seq-first when !batch_first).
+  /// ShapeError naming both shapes when inputs or masks do not fit; DTypeError for an integer mask.
+  AttentionOutput forward(const Variable& query, const Variable& key, const Variable& value,
+                          const MhaCall& call = {});
+  std::string type_name() const override { return "MultiHeadAttention"; }
+  const MultiHeadAttentionOptions& options() const { return options_; }
+
+ private:
+  // Q, K, V projected and split into heads: (B, H, S_q|S_k, d_k); inputs batch-first.
+  std::array<Variable, 3> project(const Variable& query, const Variable& key, const Variable& value) const;
+  void check_inputs(const Variable& query, const Variable& key, const Variable& value) const;
+  void check_masks(const Variable& query, const Variable& key, const MhaCall& call) const;
+
+  MultiHeadAttentionOptions options_;
+  int64_t head_dim_ = 0;
+  // Either in_proj_weight_ (3E, E) or q/k/v_proj_weight_ (E, E), (E, kdim), (E, vdim) is defined.
+  Variable in_proj_weight_, q_proj_weight_, k_proj_weight_, v_proj_weight_;
+  Variable in_proj_bias_;  // (3E); undefined without bias
+  Dense out_proj_;
+};
+
+}  // namespace tg::nn
