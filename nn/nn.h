@@ -1,10 +1,12 @@
 #pragma once
-// Every nn header: layers, attention, activations, Sequential, losses, initialisation.
+// Every nn header: layers, attention and the Transformer encoder, activations, Sequential, losses,
+// initialisation.
 #include "nn/activation.h"
 #include "nn/attention.h"
 #include "nn/dense.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"
+#include "nn/encoder.h"
 #include "nn/init.h"
 #include "nn/layer.h"
 #include "nn/layer_norm.h"

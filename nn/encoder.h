@@ -1,0 +1,100 @@
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/attention.h"
+#include "nn/dense.h"
+#include "nn/dropout.h"
+#include "nn/layer_norm.h"
+
+namespace tg::nn {
+
+/// The feed-forward non-linearity; gelu is the exact erf form (torch's "gelu").
+enum class Activation { relu, gelu };
+
+struct EncoderLayerOptions {
+  int64_t d_model = 0;
+  int64_t num_heads = 0;
+  int64_t dim_feedforward = 2048;
+  double dropout = 0.1;  ///< after attention, inside and after the feed-forward block, on attention weights
+  Activation activation = Activation::relu;
+  double layer_norm_eps = 1e-5;
+  bool norm_first = false;  ///< pre-norm (Xiong et al. 2020) instead of the original post-norm
+  DType dtype = f32;
+};
+
+/// The optional arguments of an encoder call (see MhaCall).
+struct EncoderCall {
+  Tensor key_padding_mask;  ///< (B, S): bool, true = padding; or float, added to the scores
+  Tensor attn_mask;         ///< (S, S) or (B·H, S, S): bool, true = not allowed; or float, added
+  bool is_causal = false;   ///< masks position j > i, on top of any attn_mask
+};
+
+/// One Transformer encoder layer (Vaswani et al. 2017, §3.1), as PyTorch's TransformerEncoderLayer with
+/// batch_first=True and the same parameter names (self_attn, linear1, linear2, norm1, norm2):
+///   post-norm: x = norm1(x + drop(sa(x))); x = norm2(x + drop(ff(x)))
+///   pre-norm:  x = x + drop(sa(norm1(x))); x = x + drop(ff(norm2(x)))
+/// with ff(x) = linear2(drop(act(linear1(x)))). src: (B, S, d_model) -> (B, S, d_model).
+class EncoderLayer : public Layer {
+ public:
+  explicit EncoderLayer(const EncoderLayerOptions& options);
+  Variable forward(const Variable& src, const EncoderCall& call);
+  Variable forward(const Variable& src) override;
+  /// forward, also returning the self-attention weights per head (B, H, S, S) for inspection.
+  AttentionOutput forward_with_attention(const Variable& src, const EncoderCall& call = {});
+  std::string type_name() const override { return "EncoderLayer"; }
+  MultiHeadAttention& self_attn() { return self_attn_; }
+
+ private:
+  AttentionOutput run(const Variable& src, const EncoderCall& call, bool need_weights);
+  Variable feed_forward(const Variable& x);
+
+  EncoderLayerOptions options_;
+  MultiHeadAttention self_attn_;
+  Dense linear1_, linear2_;
+  LayerNorm norm1_, norm2_;
+  Dropout dropout_, dropout1_, dropout2_;  // inside ff, after attention, after ff (torch's names)
+};
+
+struct EncoderOptions {
+  EncoderLayerOptions layer;
+  int64_t num_layers = 0;
+  bool final_norm = false;  ///< a LayerNorm "norm" after the last layer (needed with norm_first)
+};
+
+struct EncoderOutput {
+  Variable output;                 ///< (B, S, d_model)
+  std::vector<Variable> attention; ///< per layer, the self-attention weights per head (B, H, S, S)
+};
+
+/// A list of sub-layers named "0", "1", ... in order (PyTorch's ModuleList), so that a stack's parameters
+/// are "layers.0.linear1.weight" (a registered name may not contain '.'). Refers to, does not own, its layers.
+class LayerList : public Layer {
+ public:
+  void append(Layer& layer) { register_layer(std::to_string(named_children().size()), layer); }
+  std::string type_name() const override { return "LayerList"; }
+};
+
+/// A stack of num_layers EncoderLayers, each with its own parameters ("layers.0", "layers.1", ...), and an
+/// optional final LayerNorm ("norm"), as PyTorch's TransformerEncoder. src: (B, S, d_model).
+class Encoder : public Layer {
+ public:
+  explicit Encoder(const EncoderOptions& options);
+  Variable forward(const Variable& src, const EncoderCall& call);
+  Variable forward(const Variable& src) override;
+  /// forward, also returning every layer's attention weights per head.
+  EncoderOutput forward_with_attention(const Variable& src, const EncoderCall& call = {});
+  std::string type_name() const override { return "Encoder"; }
+  int64_t num_layers() const { return int64_t(layers_.size()); }
+  EncoderLayer& layer(int64_t i) { return *layers_.at(size_t(i)); }
+
+ private:
+  EncoderOutput run(const Variable& src, const EncoderCall& call, bool need_weights);
+
+  LayerList layer_list_;  // registered as "layers"
+  std::vector<std::unique_ptr<EncoderLayer>> layers_;
+  std::unique_ptr<LayerNorm> norm_;  // null without final_norm
+};
+
+}  // namespace tg::nn
