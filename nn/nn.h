@@ -1,6 +1,6 @@
 #pragma once
-// Every nn header: layers, attention and the Transformer encoder, activations, Sequential, losses,
-// initialisation.
+// Every nn header: layers, attention and the Transformer encoder, positional encodings, activations,
+// Sequential, losses, initialisation.
 #include "nn/activation.h"
 #include "nn/attention.h"
 #include "nn/dense.h"
@@ -11,4 +11,5 @@
 #include "nn/layer.h"
 #include "nn/layer_norm.h"
 #include "nn/loss.h"
+#include "nn/positional.h"
 #include "nn/sequential.h"

@@ -1,0 +1,50 @@
+#pragma once
+#include "nn/layer.h"
+
+namespace tg::nn {
+
+struct PositionalEncodingOptions {
+  int64_t d_model = 0;
+  int64_t max_len = 5000;  ///< the longest sequence forward accepts
+  DType dtype = f32;
+};
+
+/// Fixed sinusoids (Vaswani et al. 2017, §3.5): PE(pos, 2i) = sin(pos / 10000^(2i/d)),
+/// PE(pos, 2i+1) = cos(pos / 10000^(2i/d)), held in the buffer "pe" (max_len, d_model) (saved, not trained;
+/// an odd d_model drops the last cosine). x: (B, S, d_model) -> x + PE[:S]. ValueError when S > max_len.
+class SinusoidalPositionalEncoding : public Layer {
+ public:
+  explicit SinusoidalPositionalEncoding(const PositionalEncodingOptions& options);
+  Variable forward(const Variable& x) override;
+  std::string type_name() const override { return "SinusoidalPositionalEncoding"; }
+  const Tensor& pe() const { return pe_; }
+
+ private:
+  PositionalEncodingOptions options_;
+  Tensor pe_;  // (max_len, d_model)
+};
+
+struct LearnedPositionalEncodingOptions {
+  int64_t d_model = 0;
+  int64_t max_len = 512;
+  /// Init N(0, std²). 1 is nn.Embedding's default, what a PyTorch user who writes
+  /// nn.Embedding(max_len, d_model) gets; BERT and GPT-2 use 0.02.
+  double std = 1.0;
+  DType dtype = f32;
+};
+
+/// Learned absolute positions (Gehring et al. 2017; BERT): a trained table "weight" (max_len, d_model), the
+/// layout of nn.Embedding(max_len, d_model). x: (B, S, d_model) -> x + weight[:S]. ValueError when S > max_len.
+class LearnedPositionalEncoding : public Layer {
+ public:
+  explicit LearnedPositionalEncoding(const LearnedPositionalEncodingOptions& options);
+  Variable forward(const Variable& x) override;
+  std::string type_name() const override { return "LearnedPositionalEncoding"; }
+  const Variable& weight() const { return weight_; }
+
+ private:
+  LearnedPositionalEncodingOptions options_;
+  Variable weight_;  // (max_len, d_model)
+};
+
+}  // namespace tg::nn
