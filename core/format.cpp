@@ -45,12 +45,16 @@ struct Printer {
     out += '[';
     std::vector<int64_t> ix = shown(d);
     const bool last = d + 1 == int64_t(shape.size());
+    // After a comma: a space within the innermost dim, else blank lines and the indent of the next block.
+    auto separate = [&](const char* mark) {
+      out += mark;
+      if (last) return void(out += ' ');
+      out.append(shape.size() - size_t(d) - 1, '\n');
+      out.append(size_t(indent) + 1, ' ');
+    };
     for (size_t k = 0; k < ix.size(); ++k) {
-      if (k) {
-        out += last ? ", " : "," + std::string(shape.size() - d - 1, '\n') + std::string(indent + 1, ' ');
-        if (ix[k] != ix[k - 1] + 1)
-          out += last ? "..., " : "...," + std::string(shape.size() - d - 1, '\n') + std::string(indent + 1, ' ');
-      }
+      if (k) separate(",");
+      if (k && ix[k] != ix[k - 1] + 1) separate("...,");
       body(out, d + 1, off + ix[k] * st[d], indent + 1);
     }
     out += ']';
