@@ -1,7 +1,6 @@
 // Checking gradients with tg::gradcheck: first a function of your own, then a whole layer, then a
 // deliberately wrong gradient to show what a failure reports. Everything in float64.
 #include <tensorgrad/tensorgrad.h>
-#include <tensorgrad/nn/attention.h>
 
 using namespace tg;
 

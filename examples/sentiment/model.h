@@ -4,10 +4,6 @@
 #include <vector>
 
 #include <tensorgrad/tensorgrad.h>
-#include <tensorgrad/nn/dense.h>
-#include <tensorgrad/nn/dropout.h>
-#include <tensorgrad/nn/embedding.h>
-#include <tensorgrad/nn/encoder.h>
 
 #include "config.h"
 
