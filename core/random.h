@@ -1,8 +1,8 @@
 #pragma once
-// Random numbers: a seedable generator (mt19937_64) and the factories that draw from it. Every draw has a
-// fixed order, so the same seed gives the same tensors on every run and machine with the same libstdc++.
+// Random numbers: a seedable generator (xoshiro256**, Blackman & Vigna 2018) and the factories that draw from
+// it. Every draw has a fixed order and no library-defined distribution is used, so the same seed gives the
+// same tensors on every run and machine.
 #include <cstdint>
-#include <random>
 #include <string>
 
 #include "core/tensor.h"
@@ -12,20 +12,29 @@ namespace tg {
 /// A seeded stream of random numbers. Not thread-safe: one per thread, or guard it.
 class Generator {
  public:
-  explicit Generator(uint64_t seed = 0) : engine_(seed) {}
-  void manual_seed(uint64_t seed) { engine_.seed(seed); }
+  explicit Generator(uint64_t seed = 0) { manual_seed(seed); }
+  /// Restarts the stream: the state is filled from `seed` by splitmix64, as the xoshiro authors advise.
+  void manual_seed(uint64_t seed);
+  /// The next 64 random bits.
+  uint64_t next() {
+    const uint64_t result = rotl(s_[1] * 5, 7) * 9, t = s_[1] << 17;
+    s_[2] ^= s_[0], s_[3] ^= s_[1], s_[1] ^= s_[2], s_[0] ^= s_[3], s_[2] ^= t, s_[3] = rotl(s_[3], 45);
+    return result;
+  }
   /// Uniform in [0, 1) with 53 random bits.
   double uniform();
   /// Standard normal (Box-Muller on two uniforms; no cached second value, so state is simple).
   double normal();
   /// Uniform integer in [0, n); n > 0.
   uint64_t below(uint64_t n);
-  /// The full engine state as text, and its restoration (for checkpoints that resume exactly).
+  /// The full state as text, and its restoration (for checkpoints that resume exactly); set_state throws
+  /// ValueError for text that is not a state, leaving the generator unchanged.
   std::string get_state() const;
   void set_state(const std::string& state);
 
  private:
-  std::mt19937_64 engine_;
+  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  uint64_t s_[4];
 };
 
 /// The process-wide generator used when none is passed.
