@@ -96,7 +96,10 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen) {
 
 Tensor bernoulli(const Shape& shape, double p, DType dtype, Generator* gen) {
   check<ValueError>(p >= 0 && p <= 1, "bernoulli: probability must be in [0, 1], got {}", p);
-  return draw(shape, dtype, gen, [=](Generator& g) { return g.uniform() < p ? 1.0 : 0.0; });
+  // One integer comparison per draw (dropout masks are the bulk of all draws): P(next() < t) = t / 2^64.
+  if (p >= 1) return ones(shape, dtype);
+  const uint64_t threshold = uint64_t(std::ldexp(p, 64));
+  return draw(shape, dtype, gen, [=](Generator& g) { return g.next() < threshold ? 1.0 : 0.0; });
 }
 
 Tensor randperm(int64_t n, Generator* gen) {
