@@ -28,6 +28,7 @@ Classifier::Classifier(const ModelConfig& c)
                             c.pooling);
   register_layer("token_embedding", token_embedding_);
   register_layer("position_embedding", position_embedding_);
+  register_layer("dropout", dropout_);  // no parameters, but it must follow train()/eval()
   register_layer("encoder", encoder_);
   register_layer("classifier", classifier_);
 }

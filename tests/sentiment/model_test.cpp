@@ -1,0 +1,111 @@
+// Tests for the sentiment classifier's forward pass: output shapes, attention shapes, input checks, and
+// that padding a sentence (to batch it with a longer one) does not change its logits.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "batch.h"
+#include "model.h"
+
+using namespace sentiment;
+
+namespace {
+
+ModelConfig tiny(const std::string& pooling = "mean", bool norm_first = false) {
+  return {.vocab_size = 20, .max_len = 8, .d_model = 8, .num_heads = 2, .num_layers = 2, .dim_feedforward = 16,
+          .dropout = 0.1, .activation = "relu", .norm_first = norm_first, .pooling = pooling, .num_classes = 2};
+}
+
+double max_abs_diff(const tg::Tensor& a, const tg::Tensor& b) {
+  std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  REQUIRE(x.size() == y.size());
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("Classifier maps (B, S) tokens to (B, num_classes) logits, and gives (B, H, S, S) attention per layer") {
+  tg::manual_seed(0);
+  ModelConfig c = tiny();
+  c.num_classes = 3;
+  Classifier model(c);
+  model.eval();
+  tg::NoGradGuard no_grad;
+  Batch b = make_batch({{{2, 3, 4, 5}, 0}, {{6, 7}, 1}, {{8}, 2}}, {0, 1, 2});
+  tg::Variable logits = model.forward(b.tokens, b.pad_mask);
+  CHECK(logits.shape() == tg::Shape{3, 3});
+  CHECK(logits.dtype() == tg::f32);
+  CHECK(tg::all_finite(logits.value()));
+  std::vector<tg::Variable> attn = model.attention(b.tokens, b.pad_mask);
+  REQUIRE(attn.size() == 2);
+  for (const tg::Variable& a : attn) CHECK(a.shape() == tg::Shape{3, 2, 4, 4});
+}
+
+TEST_CASE("Classifier parameters carry PyTorch-style dotted names") {
+  Classifier model(tiny("mean", true));
+  std::vector<std::string> names;
+  for (const auto& [name, p] : model.named_parameters()) names.push_back(name);
+  auto has = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+  CHECK(has("token_embedding.weight"));
+  CHECK(has("position_embedding.weight"));
+  CHECK(has("encoder.layers.1.self_attn.in_proj_weight"));
+  CHECK(has("encoder.layers.0.linear2.bias"));
+  CHECK(has("encoder.norm.weight"));  // the final norm of a pre-norm stack
+  CHECK(has("classifier.weight"));
+}
+
+TEST_CASE("Classifier rejects tokens and masks of different shapes, and sentences longer than max_len") {
+  Classifier model(tiny());
+  tg::NoGradGuard no_grad;
+  Batch b = make_batch({{{2, 3}, 0}}, {0});
+  CHECK_THROWS_WITH_AS(model.forward(b.tokens, tg::zeros({1, 3}, tg::boolean)), doctest::Contains("(1, 2)"),
+                       tg::ShapeError);
+  Batch long_one = make_batch({{std::vector<int64_t>(9, 2), 0}}, {0});
+  CHECK_THROWS_WITH_AS(model.forward(long_one.tokens, long_one.pad_mask),
+                       doctest::Contains("9 tokens exceed max_len 8"), tg::ValueError);
+}
+
+TEST_CASE("Classifier rejects an unknown pooling or activation, naming it") {
+  ModelConfig c = tiny("sum");
+  CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("'sum'"), tg::ValueError);
+  c = tiny();
+  c.activation = "swish";
+  CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("'swish'"), tg::ValueError);
+}
+
+TEST_CASE("padding does not change a sentence's logits in eval mode (mean and max pooling, post- and pre-norm)") {
+  const std::vector<Encoded> data = {{{4, 9, 3}, 1}, {{2, 5, 7, 11, 13, 6, 8}, 0}, {{17}, 0}};
+  for (const char* pooling : {"mean", "max"}) {
+    for (bool norm_first : {false, true}) {
+      CAPTURE(pooling);
+      CAPTURE(norm_first);
+      tg::manual_seed(1);
+      Classifier model(tiny(pooling, norm_first));
+      model.eval();
+      tg::NoGradGuard no_grad;
+      Batch alone = make_batch(data, {0}), padded = make_batch(data, {1, 0, 2});
+      REQUIRE(padded.tokens.shape() == tg::Shape{3, 7});
+      tg::Tensor a = model.forward(alone.tokens, alone.pad_mask).value();    // (1, 2)
+      tg::Tensor p = model.forward(padded.tokens, padded.pad_mask).value();  // (3, 2), row 1 is sentence 0
+      CHECK(max_abs_diff(a, p.slice(0, 1, 2)) <= 1e-5);
+      tg::Tensor short_alone = model.forward(make_batch(data, {2}).tokens, make_batch(data, {2}).pad_mask).value();
+      CHECK(max_abs_diff(short_alone, p.slice(0, 2, 3)) <= 1e-5);
+    }
+  }
+}
+
+TEST_CASE("eval mode is deterministic; train mode applies dropout") {
+  tg::manual_seed(2);
+  Classifier model(tiny());
+  tg::NoGradGuard no_grad;
+  Batch b = make_batch({{{2, 3, 4, 5, 6}, 0}, {{7, 8}, 1}}, {0, 1});
+  model.eval();
+  tg::Tensor e1 = model.forward(b.tokens, b.pad_mask).value(), e2 = model.forward(b.tokens, b.pad_mask).value();
+  CHECK(e1.to_vector<float>() == e2.to_vector<float>());
+  model.train();
+  CHECK(max_abs_diff(model.forward(b.tokens, b.pad_mask).value(), e1) > 0);
+}
