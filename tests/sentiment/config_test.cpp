@@ -1,0 +1,153 @@
+// Tests for the sentiment example's configurations (named ones, JSON round trip, errors naming the key)
+// and its classification metrics on hand-made confusion matrices.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "report.h"
+#include "core/error.h"
+
+using namespace sentiment;
+using Ids = std::vector<int64_t>;
+
+namespace {
+
+void check_same(const Config& a, const Config& b) {
+  CHECK(a.name == b.name);
+  const ModelConfig &m = a.model, &n = b.model;
+  CHECK(m.vocab_size == n.vocab_size);
+  CHECK(m.max_len == n.max_len);
+  CHECK(m.d_model == n.d_model);
+  CHECK(m.num_heads == n.num_heads);
+  CHECK(m.num_layers == n.num_layers);
+  CHECK(m.dim_feedforward == n.dim_feedforward);
+  CHECK(m.dropout == n.dropout);
+  CHECK(m.activation == n.activation);
+  CHECK(m.norm_first == n.norm_first);
+  CHECK(m.pooling == n.pooling);
+  CHECK(m.num_classes == n.num_classes);
+  const TrainConfig &t = a.train, &u = b.train;
+  CHECK(t.epochs == u.epochs);
+  CHECK(t.batch_size == u.batch_size);
+  CHECK(t.optimizer == u.optimizer);
+  CHECK(t.lr == u.lr);
+  CHECK(t.weight_decay == u.weight_decay);
+  CHECK(t.label_smoothing == u.label_smoothing);
+  CHECK(t.warmup_epochs == u.warmup_epochs);
+  CHECK(t.schedule == u.schedule);
+  CHECK(t.clip_grad_norm == u.clip_grad_norm);
+  CHECK(t.val_fraction == u.val_fraction);
+  CHECK(t.keep_best == u.keep_best);
+  CHECK(t.min_freq == u.min_freq);
+}
+
+// The confusion matrix [truth][predicted] = [[3, 1], [2, 4]] as label vectors.
+const Ids kTruth = {0, 0, 0, 0, 1, 1, 1, 1, 1, 1};
+const Ids kPredicted = {0, 0, 0, 1, 0, 0, 1, 1, 1, 1};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------- Config
+
+TEST_CASE("config_by_name: reference is the struct defaults, default is the tuned recipe") {
+  Config r = config_by_name("reference"), d = config_by_name("default");
+  CHECK(r.name == "reference");
+  Config defaults;
+  defaults.name = "reference";
+  check_same(r, defaults);
+  CHECK(d.name == "default");
+  CHECK(d.train.optimizer == "adamw");
+  CHECK(d.train.schedule == "cosine");
+  CHECK(d.train.keep_best);
+  CHECK(d.train.val_fraction > 0);
+}
+
+TEST_CASE("config_by_name rejects another name, naming it") {
+  CHECK_THROWS_WITH_AS(config_by_name("best"), doctest::Contains("unknown config 'best'"), tg::ValueError);
+  CHECK_THROWS_AS(config_by_name(""), tg::ValueError);
+}
+
+TEST_CASE("Config JSON round trip keeps every field, through text") {
+  for (const char* name : {"reference", "default"}) {
+    CAPTURE(name);
+    Config c = config_by_name(name);
+    c.model.vocab_size = 4321;
+    check_same(nlohmann::json::parse(nlohmann::json(c).dump()).get<Config>(), c);
+  }
+  Config custom;  // every field away from its default
+  custom.name = "custom-1";
+  custom.model = {.vocab_size = 99, .max_len = 17, .d_model = 24, .num_heads = 3, .num_layers = 5,
+                  .dim_feedforward = 40, .dropout = 0.123456789, .activation = "gelu", .norm_first = true,
+                  .pooling = "max", .num_classes = 3};
+  custom.train = {.epochs = 7, .batch_size = 9, .optimizer = "adamw", .lr = 1.5e-4, .weight_decay = 0.3,
+                  .label_smoothing = 0.05, .warmup_epochs = 2, .schedule = "cosine", .clip_grad_norm = 1.25,
+                  .val_fraction = 0.2, .keep_best = true, .min_freq = 3};
+  check_same(nlohmann::json::parse(nlohmann::json(custom).dump(2)).get<Config>(), custom);
+}
+
+TEST_CASE("Config from JSON names a missing or mistyped key") {
+  nlohmann::json j = config_by_name("reference");
+  j["model"].erase("num_heads");
+  CHECK_THROWS_WITH_AS(j.get<Config>(), doctest::Contains("'model.num_heads'"), tg::ValueError);
+  j = config_by_name("reference");
+  j["train"]["lr"] = "fast";
+  CHECK_THROWS_WITH_AS(j.get<Config>(), doctest::Contains("'train.lr'"), tg::ValueError);
+  j = config_by_name("reference");
+  j.erase("train");
+  CHECK_THROWS_WITH_AS(j.get<Config>(), doctest::Contains("'train.epochs'"), tg::ValueError);
+}
+
+TEST_CASE("Config from JSON without a name is called custom") {
+  nlohmann::json j = config_by_name("reference");
+  j.erase("name");
+  CHECK(j.get<Config>().name == "custom");
+}
+
+// ---------------------------------------------------------------------------------------------- metrics
+
+TEST_CASE("compute_metrics on a hand-made confusion matrix") {
+  Metrics m = compute_metrics(kPredicted, kTruth, 2);
+  CHECK(m.confusion == std::vector<Ids>{{3, 1}, {2, 4}});
+  CHECK(m.accuracy == doctest::Approx(0.7).epsilon(1e-15));
+  // class 0: precision 3/5, recall 3/4, F1 2/3; class 1: precision 4/5, recall 4/6, F1 8/11.
+  CHECK(m.precision == doctest::Approx((3.0 / 5 + 4.0 / 5) / 2).epsilon(1e-15));  // 0.7
+  CHECK(m.recall == doctest::Approx((3.0 / 4 + 4.0 / 6) / 2).epsilon(1e-15));     // 17/24
+  CHECK(m.f1 == doctest::Approx((2.0 / 3 + 8.0 / 11) / 2).epsilon(1e-15));        // 23/33
+}
+
+TEST_CASE("compute_metrics: a class never predicted has precision 0, not NaN; three classes") {
+  // truth 0 0 1 1 2 2, predicted 0 1 1 1 1 0: class 2 is never predicted.
+  Metrics m = compute_metrics({0, 1, 1, 1, 1, 0}, {0, 0, 1, 1, 2, 2}, 3);
+  CHECK(m.confusion == std::vector<Ids>{{1, 1, 0}, {0, 2, 0}, {1, 1, 0}});
+  CHECK(m.accuracy == doctest::Approx(0.5).epsilon(1e-15));
+  // precision: 1/2, 2/4, 0; recall: 1/2, 1, 0; F1: 1/2, 2/3, 0.
+  CHECK(m.precision == doctest::Approx(1.0 / 3).epsilon(1e-15));
+  CHECK(m.recall == doctest::Approx(0.5).epsilon(1e-15));
+  CHECK(m.f1 == doctest::Approx((0.5 + 2.0 / 3) / 3).epsilon(1e-15));
+}
+
+TEST_CASE("compute_metrics: all correct gives 1 everywhere") {
+  Metrics m = compute_metrics({1, 0, 1}, {1, 0, 1}, 2);
+  CHECK(m.accuracy == 1.0);
+  CHECK(m.precision == 1.0);
+  CHECK(m.recall == 1.0);
+  CHECK(m.f1 == 1.0);
+}
+
+TEST_CASE("compute_metrics rejects mismatched lengths, no labels, and labels outside [0, num_classes)") {
+  CHECK_THROWS_WITH_AS(compute_metrics({0, 1}, {0, 1, 1}, 2), doctest::Contains("2 predictions for 3 labels"),
+                       tg::ValueError);
+  CHECK_THROWS_AS(compute_metrics({}, {}, 2), tg::ValueError);
+  CHECK_THROWS_WITH_AS(compute_metrics({0, 2}, {0, 1}, 2), doctest::Contains("outside [0, 2)"), tg::ValueError);
+  CHECK_THROWS_AS(compute_metrics({0, 1}, {-1, 1}, 2), tg::ValueError);
+}
+
+TEST_CASE("format_metrics shows accuracy, macro scores and the confusion matrix") {
+  std::string text = format_metrics(compute_metrics(kPredicted, kTruth, 2), {"negative", "positive"});
+  CHECK(text.find("accuracy 0.7000") != std::string::npos);
+  CHECK(text.find("F1 0.6970") != std::string::npos);  // 23/33
+  CHECK(text.find("  negative         3         1") != std::string::npos);
+  CHECK(text.find("  positive         2         4") != std::string::npos);
+}
