@@ -140,13 +140,23 @@ LoadedModel load_model(const std::string& dir) {
     m.config = nlohmann::json::parse(in).get<Config>();
   } catch (const nlohmann::json::exception& e) {
     throw tg::ValueError(fmt::format("model directory '{}': config.json is not valid JSON: {}", dir, e.what()));
+  } catch (const tg::ValueError& e) {  // valid JSON, but a field is missing or mistyped
+    throw tg::ValueError(fmt::format("model directory '{}': config.json: {}", dir, e.what()));
   }
   m.vocab = Vocab::load((d / "vocab.txt").string());
   tg::check<tg::ValueError>(m.vocab.size() == m.config.model.vocab_size,
                             "model directory '{}': vocab.txt has {} tokens but config.json says {}", dir, m.vocab.size(),
                             m.config.model.vocab_size);
-  m.model = std::make_unique<Classifier>(m.config.model);
-  m.model->load((d / "model.safetensors").string());
+  try {
+    m.model = std::make_unique<Classifier>(m.config.model);
+  } catch (const tg::Error& e) {
+    throw tg::ValueError(fmt::format("model directory '{}': config.json: {}", dir, e.what()));
+  }
+  try {  // the layer's errors name the tensor and both shapes, but not the file
+    m.model->load((d / "model.safetensors").string());
+  } catch (const tg::Error& e) {
+    throw tg::ValueError(fmt::format("model directory '{}': cannot load model.safetensors: {}", dir, e.what()));
+  }
   m.model->eval();
   return m;
 }
