@@ -63,7 +63,24 @@ int run_train(const std::string& data, const std::string& config_name, int64_t e
   return 0;
 }
 
-int run_eval(const std::string& dir, const std::string& data) {
+// One line per sentence, in order: its logits as decimal text with 9 significant digits, which give back
+// the exact f32 values (for comparing with another implementation, e.g. pytorch_check.py).
+void write_logits(Classifier& model, const std::vector<Encoded>& data, const std::string& path) {
+  tg::NoGradGuard no_grad;
+  model.eval();
+  std::ofstream f(path);
+  for (const Batch& b : make_batches(data, 128, false, nullptr)) {
+    tg::Tensor logits = model.forward(b.tokens, b.pad_mask).value();  // (B, C)
+    std::vector<float> v = logits.to_vector<float>();
+    for (int64_t r = 0; r < logits.size(0); ++r) {
+      auto row = v.begin() + r * logits.size(1);
+      f << fmt::format("{:.9g}\n", fmt::join(row, row + logits.size(1), " "));
+    }
+  }
+  tg::check<tg::Error>(bool(f), "eval: cannot write {}", path);
+}
+
+int run_eval(const std::string& dir, const std::string& data, const std::string& logits_path) {
   LoadedModel m = load_model(dir);
   Split split = split_reference(read_examples(data));
   std::vector<Encoded> test = encode_all(split.test, m.vocab, m.config.model.max_len);
@@ -71,6 +88,10 @@ int run_eval(const std::string& dir, const std::string& data) {
   for (const Encoded& e : test) truth.push_back(e.label);
   fmt::print("{} ({} test sentences):\n{}", data, test.size(),
              format_metrics(compute_metrics(predict_labels(*m.model, test), truth, m.config.model.num_classes), kClassNames));
+  if (!logits_path.empty()) {
+    write_logits(*m.model, test, logits_path);
+    fmt::print("test logits ({} x {}) written to {}\n", test.size(), m.config.model.num_classes, logits_path);
+  }
   return 0;
 }
 
@@ -141,6 +162,8 @@ int main(int argc, char** argv) {
   auto* eval = app.add_subcommand("eval", "accuracy, precision, recall, F1 and confusion matrix on the test split");
   eval->add_option("--model", model, "model directory")->required();
   eval->add_option("--data", data, "TSV/CSV with text and label columns")->capture_default_str();
+  std::string logits;
+  eval->add_option("--logits", logits, "also write the test split's logits, one line per sentence");
   auto* predict = app.add_subcommand("predict", "label and probability for each sentence (arguments or stdin lines)");
   predict->add_option("--model", model, "model directory")->required();
   predict->add_option("texts", texts, "sentences");
@@ -155,7 +178,7 @@ int main(int argc, char** argv) {
   try {
     if (threads > 0) tg::set_num_threads(threads);
     if (*train) return run_train(data, config, epochs, seed, out, skip);
-    if (*eval) return run_eval(model, data);
+    if (*eval) return run_eval(model, data, logits);
     if (*predict) return run_predict(model, texts);
     if (*blas) return run_blas(suggest);
     return run_attend(model, texts.at(0), svg);
