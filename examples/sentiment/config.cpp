@@ -34,7 +34,8 @@ void to_json(nlohmann::json& j, const Config& c) {
        {"model", {{"vocab_size", m.vocab_size}, {"max_len", m.max_len}, {"d_model", m.d_model},
                   {"num_heads", m.num_heads}, {"num_layers", m.num_layers}, {"dim_feedforward", m.dim_feedforward},
                   {"dropout", m.dropout}, {"activation", m.activation}, {"norm_first", m.norm_first},
-                  {"pooling", m.pooling}, {"num_classes", m.num_classes}}},
+                  {"pooling", m.pooling}, {"positional", m.positional}, {"token_dropout", m.token_dropout},
+                  {"num_classes", m.num_classes}}},
        {"train", {{"epochs", t.epochs}, {"batch_size", t.batch_size}, {"optimizer", t.optimizer}, {"lr", t.lr},
                   {"weight_decay", t.weight_decay}, {"label_smoothing", t.label_smoothing},
                   {"warmup_epochs", t.warmup_epochs}, {"schedule", t.schedule},
@@ -63,6 +64,7 @@ void from_json(const nlohmann::json& j, Config& c) {
   read(j, "model", "dropout", m.dropout), read(j, "model", "activation", m.activation);
   read(j, "model", "norm_first", m.norm_first), read(j, "model", "pooling", m.pooling);
   read(j, "model", "num_classes", m.num_classes);
+  read(j, "model", "positional", m.positional), read(j, "model", "token_dropout", m.token_dropout);
   read(j, "train", "epochs", t.epochs), read(j, "train", "batch_size", t.batch_size);
   read(j, "train", "optimizer", t.optimizer), read(j, "train", "lr", t.lr);
   read(j, "train", "weight_decay", t.weight_decay), read(j, "train", "label_smoothing", t.label_smoothing);

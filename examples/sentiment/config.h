@@ -20,6 +20,8 @@ struct ModelConfig {
   std::string activation = "relu";  ///< relu | gelu
   bool norm_first = false;          ///< pre-norm instead of PyTorch's default post-norm
   std::string pooling = "mean";     ///< mean | max over non-pad positions
+  std::string positional = "learned";  ///< learned position embeddings, or none (a bag of contextual words)
+  double token_dropout = 0.0;       ///< in training, each real token becomes <unk> with this probability
   int64_t num_classes = 2;
 };
 

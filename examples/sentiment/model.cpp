@@ -26,18 +26,28 @@ Classifier::Classifier(const ModelConfig& c)
       classifier_({.in_features = c.d_model, .out_features = c.num_classes}) {
   tg::check<tg::ValueError>(c.pooling == "mean" || c.pooling == "max", "model: pooling must be mean or max, got '{}'",
                             c.pooling);
+  tg::check<tg::ValueError>(c.positional == "learned" || c.positional == "none",
+                            "model: positional must be learned or none, got '{}'", c.positional);
+  tg::check<tg::ValueError>(c.token_dropout >= 0 && c.token_dropout < 1, "model: token_dropout must be in [0, 1), got {}",
+                            c.token_dropout);
   register_layer("token_embedding", token_embedding_);
-  register_layer("position_embedding", position_embedding_);
+  if (c.positional == "learned") register_layer("position_embedding", position_embedding_);
   register_layer("dropout", dropout_);  // no parameters, but it must follow train()/eval()
   register_layer("encoder", encoder_);
   register_layer("classifier", classifier_);
 }
 
-tg::Variable Classifier::embed(const tg::Tensor& tokens) {
+tg::Variable Classifier::embed(tg::Tensor tokens) {
   const int64_t S = tokens.size(1);
   tg::check<tg::ValueError>(S <= config_.max_len, "model: {} tokens exceed max_len {}", S, config_.max_len);
-  tg::Tensor positions = tg::arange(0, double(S), 1, tg::i64);  // (S)
-  return dropout_(token_embedding_.forward(tokens) + position_embedding_.forward(positions));
+  if (is_training() && config_.token_dropout > 0) {  // word dropout: the model must not lean on single words
+    tg::Tensor drop = tg::logical_and(tg::bernoulli(tokens.shape(), config_.token_dropout, tg::boolean),
+                                      tg::ne(tokens, double(Vocab::kPad)));
+    tokens = tg::where(drop, tg::scalar_tensor(double(Vocab::kUnk), tg::i64), tokens);
+  }
+  tg::Variable x = token_embedding_.forward(tokens);  // (B, S, D)
+  if (config_.positional == "learned") x = x + position_embedding_.forward(tg::arange(0, double(S), 1, tg::i64));
+  return dropout_(x);
 }
 
 tg::Variable Classifier::pool(const tg::Variable& h, const tg::Tensor& pad_mask) const {

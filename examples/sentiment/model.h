@@ -6,6 +6,7 @@
 #include <tensorgrad/tensorgrad.h>
 
 #include "config.h"
+#include "text.h"
 
 namespace sentiment {
 
@@ -21,7 +22,7 @@ class Classifier : public tg::nn::Layer {
   const ModelConfig& config() const { return config_; }
 
  private:
-  tg::Variable embed(const tg::Tensor& tokens);                               // (B, S, d_model)
+  tg::Variable embed(tg::Tensor tokens);                                      // (B, S, d_model)
   tg::Variable pool(const tg::Variable& h, const tg::Tensor& pad_mask) const;  // (B, d_model)
 
   ModelConfig config_;

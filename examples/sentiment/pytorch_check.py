@@ -122,7 +122,8 @@ class Classifier(nn.Module):
         self.pooling = m["pooling"]
         D = m["d_model"]
         self.token_embedding = nn.Embedding(m["vocab_size"], D, padding_idx=PAD)
-        self.position_embedding = nn.Embedding(m["max_len"], D)
+        if m.get("positional", "learned") == "learned":
+            self.position_embedding = nn.Embedding(m["max_len"], D)
         self.dropout = nn.Dropout(m["dropout"])
         layer = nn.TransformerEncoderLayer(D, m["num_heads"], m["dim_feedforward"], m["dropout"], m["activation"],
                                            layer_norm_eps=1e-5, batch_first=True, norm_first=m["norm_first"])
@@ -131,8 +132,10 @@ class Classifier(nn.Module):
         self.classifier = nn.Linear(D, m["num_classes"])
 
     def forward(self, tokens, pad_mask):  # (B, S) int64, (B, S) bool -> (B, C)
-        positions = torch.arange(tokens.shape[1])
-        x = self.dropout(self.token_embedding(tokens) + self.position_embedding(positions))  # (B, S, D)
+        x = self.token_embedding(tokens)                                                      # (B, S, D)
+        if hasattr(self, "position_embedding"):
+            x = x + self.position_embedding(torch.arange(tokens.shape[1]))
+        x = self.dropout(x)
         h = self.encoder(x, src_key_padding_mask=pad_mask)                                    # (B, S, D)
         keep = (~pad_mask).unsqueeze(2)                                                       # (B, S, 1)
         if self.pooling == "max":
