@@ -10,8 +10,11 @@ Config config_by_name(const std::string& name) {
   c.name = name;
   if (name == "reference") return c;  // the struct defaults are the reference configuration
   if (name == "default") {
-    // Chosen on the validation split (see RESULTS.md): more regularisation, a warmup + cosine schedule,
-    // and the best validation epoch kept.
+    // Chosen on the validation split only (examples/sentiment/RESULTS.md): no position embeddings (word order
+    // adds little on 2400 sentences and overfits), word dropout, more dropout, AdamW with warmup + cosine,
+    // label smoothing, and the epoch with the best validation accuracy kept.
+    c.model.positional = "none";
+    c.model.token_dropout = 0.1;
     c.model.dropout = 0.2;
     c.train.optimizer = "adamw";
     c.train.weight_decay = 0.05;
