@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""Prints bench/run.sh's results as markdown tables with tensorgrad / PyTorch ratios (speed-ups: > 1 means
+tensorgrad is faster). Usage: /usr/bin/python3 bench/report.py /tmp/tensorgrad-bench"""
+import json
+import sys
+from pathlib import Path
+
+
+def lines(path):
+    return [json.loads(l) for l in Path(path).read_text().splitlines() if l.strip().startswith("{")]
+
+
+def main():
+    out = Path(sys.argv[1])
+    step = lines(out / "step.jsonl")
+    key = lambda r: (r["config"], r["threads"])
+    tg = {key(r): r for r in step if r["impl"] == "tensorgrad"}
+    pt = {key(r): r for r in step if r["impl"] == "pytorch"}
+    print("### Training step (forward + backward + Adam), median ms\n")
+    print("CPU time is the process's (all threads); on a loaded machine it is the steadier measure.\n")
+    print("| config | threads | tensorgrad ms | PyTorch ms | speed-up | tensorgrad CPU ms | PyTorch CPU ms | CPU speed-up"
+          " | tensorgrad RSS MB | PyTorch RSS MB | RSS ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for k in sorted(tg, key=lambda k: (k[1], "SML".index(k[0]))):
+        if k in pt:
+            a, b = tg[k], pt[k]
+            print(f"| {k[0]} | {k[1]} | {a['median_ms']:.1f} | {b['median_ms']:.1f} | {b['median_ms'] / a['median_ms']:.2f}x"
+                  f" | {a['cpu_ms']:.1f} | {b['cpu_ms']:.1f} | {b['cpu_ms'] / a['cpu_ms']:.2f}x"
+                  f" | {a['rss_mb']:.0f} | {b['rss_mb']:.0f} | {a['rss_mb'] / b['rss_mb']:.2f} |")
+
+    micro = json.loads((out / "micro.json").read_text())
+    ours = {b["name"]: b for b in micro["benchmarks"] if b.get("run_type", "iteration") == "iteration"}
+    torch = {r["name"]: r for r in lines(out / "torch_micro.jsonl")}
+    print("\n### Micro-benchmarks (1 thread)\n")
+    print("| benchmark | tensorgrad | reference | ratio |")
+    print("|---|---|---|---|")
+    for n in (64, 128, 256, 512, 1024, 2048):
+        a, r = ours.get(f"BM_matmul/{n}"), ours.get(f"BM_sgemm_raw/{n}")
+        if a and r:
+            t = torch.get(f"BM_matmul/{n}", {}).get("GFLOPS", float("nan"))
+            print(f"| matmul {n} GFLOP/s | {a['GFLOPS'] / 1e9:.1f} | raw sgemm {r['GFLOPS'] / 1e9:.1f}, PyTorch {t:.1f}"
+                  f" | {a['GFLOPS'] / r['GFLOPS']:.2f} of sgemm |")
+    for op in ("add", "mul", "gelu"):
+        for n in (1 << 20, 1 << 22, 1 << 24):
+            a, m = ours.get(f"BM_{op}/{n}"), ours.get(f"BM_memcpy/{n}")
+            if a and m:
+                t = torch.get(f"BM_{op}/{n}", {}).get("GBps", float("nan"))
+                print(f"| {op} {n >> 20}M GB/s | {a['bytes_per_second'] / 1e9:.1f} | memcpy {m['bytes_per_second'] / 1e9:.1f},"
+                      f" PyTorch {t:.1f} | {a['bytes_per_second'] / m['bytes_per_second']:.2f} of memcpy |")
+    for name in ("BM_softmax_fwd_bwd", "BM_layer_norm_fwd_bwd", "BM_cross_entropy_fwd_bwd"):
+        if name in ours and name in torch:
+            a = ours[name]["real_time"]
+            print(f"| {name[3:]} µs | {a:.0f} | PyTorch {torch[name]['us']:.0f} | {torch[name]['us'] / a:.2f}x speed-up |")
+    if "BM_autograd_overhead" in ours and "BM_autograd_overhead" in torch:
+        a, b = ours["BM_autograd_overhead"]["ns_per_op"], torch["BM_autograd_overhead"]["ns_per_op"]
+        print(f"| autograd ns/op (4×4, record + backward) | {a:.0f} | PyTorch {b:.0f} | {b / a:.2f}x speed-up |")
+
+    if (out / "sentiment.jsonl").exists():
+        s = lines(out / "sentiment.jsonl")
+        print("\n### Sentiment reference configuration, seconds per epoch (median)\n")
+        print("| threads | tensorgrad s | PyTorch s | speed-up |")
+        print("|---|---|---|---|")
+        for t in sorted({r["threads"] for r in s}):
+            a = [r for r in s if r["threads"] == t and r["impl"] == "tensorgrad"]
+            b = [r for r in s if r["threads"] == t and r["impl"] == "pytorch"]
+            if a and b:
+                print(f"| {t} | {a[-1]['seconds']:.2f} | {b[-1]['seconds']:.2f} | {b[-1]['seconds'] / a[-1]['seconds']:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds the benchmarks and runs them all, tensorgrad and PyTorch alternately (so machine load hits both),
+# then prints tensorgrad / PyTorch ratios. Results go to $out (default /tmp/tensorgrad-bench).
+# Usage: bash bench/run.sh [quick]      quick: S and M only, 1 thread, fewer steps
+# Needs libbenchmark-dev and Debian's python3-torch (/usr/bin/python3). OPENBLAS_CORETYPE is set to the
+# core this CPU supports (tensorgrad's suggestion) for both sides unless already set.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${BUILD:-$root/build-bench}"
+out="${OUT:-/tmp/tensorgrad-bench}"
+py=/usr/bin/python3
+mode="${1:-full}"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTENSORGRAD_BUILD_BENCH=ON -DTENSORGRAD_BUILD_TESTS=OFF \
+  ${CMAKE_ARGS:-} >/dev/null
+cmake --build "$build" -j2 --target bench_step bench_micro sentiment
+if [[ -z "${OPENBLAS_CORETYPE:-}" ]]; then
+  core="$("$build/examples/sentiment/sentiment" blas --suggest)"
+  [[ -n "$core" ]] && export OPENBLAS_CORETYPE="$core"
+fi
+echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-<unset>}"
+mkdir -p "$out"
+: >"$out/step.jsonl"
+
+threads_list="1 2"; configs="S M L"
+[[ "$mode" == quick ]] && threads_list="1" && configs="S M"
+for threads in $threads_list; do
+  # Both pools (ours or OpenMP, and OpenBLAS's) get the same count, as set_num_threads does for tensorgrad.
+  export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
+  for c in $configs; do
+    steps=20 warmup=3
+    [[ $c == L ]] && steps=5 warmup=1
+    [[ $mode == quick ]] && steps=10
+    "$build/bench/bench_step" --config "$c" --threads "$threads" --steps $steps --warmup $warmup | tee -a "$out/step.jsonl"
+    $py "$root/bench/torch_step.py" --config "$c" --threads "$threads" --steps $steps --warmup $warmup | tee -a "$out/step.jsonl"
+  done
+done
+
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+"$build/bench/bench_micro" --threads 1 --benchmark_format=json --benchmark_out="$out/micro.json" \
+  --benchmark_out_format=json --benchmark_min_time=0.3 >/dev/null
+$py "$root/bench/torch_micro.py" --threads 1 | tee "$out/torch_micro.jsonl"
+
+epochs=3
+[[ $mode == quick ]] && epochs=2
+: >"$out/sentiment.jsonl"
+for threads in $threads_list; do
+  export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
+  "$build/examples/sentiment/sentiment" train --config reference --epochs $epochs --threads "$threads" \
+    --out "$out/sentiment-run" >/dev/null
+  $py -c "import json,statistics,sys; s=[json.loads(l)['seconds'] for l in open(sys.argv[1])]; \
+print(json.dumps({'impl':'tensorgrad','name':'sentiment_epoch','threads':$threads,'seconds':round(statistics.median(s),3),'epochs':s}))" \
+    "$out/sentiment-run/metrics.jsonl" | tee -a "$out/sentiment.jsonl"
+  $py "$root/bench/torch_sentiment.py" --epochs $epochs --threads "$threads" | tee -a "$out/sentiment.jsonl"
+done
+
+$py "$root/bench/report.py" "$out"
