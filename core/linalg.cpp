@@ -24,15 +24,19 @@ BlasMat as_blas(const Tensor& m) {
   return {cm, CblasNoTrans, std::max<int64_t>(c, 1)};
 }
 
+// C = A @ B for one batch entry: A and B start `a_at` and `b_at` elements into their views.
 template <class T>
-void gemm(const BlasMat& a, const BlasMat& b, T* c, int64_t M, int64_t N, int64_t K) {
-  const T* pa = a.t.template data<T>();
-  const T* pb = b.t.template data<T>();
+void gemm(const BlasMat& a, const BlasMat& b, int64_t a_at, int64_t b_at, T* c, int64_t M, int64_t N, int64_t K) {
+  const T* pa = a.t.template data<T>() + a_at;
+  const T* pb = b.t.template data<T>() + b_at;
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0f, pa, a.ld, pb, b.ld, 0.0f, c, std::max<int64_t>(N, 1));
   else
     cblas_dgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0, pa, a.ld, pb, b.ld, 0.0, c, std::max<int64_t>(N, 1));
 }
+
+// The batch dims' strides of a (batch..., rows, cols) view.
+Strides batch_strides(const Tensor& t) { return Strides(t.strides().begin(), t.strides().end() - 2); }
 
 // (..., M, K) @ (..., K, N) with at least 2 dims each.
 Tensor batched(const Tensor& a, const Tensor& b) {
@@ -43,19 +47,25 @@ Tensor batched(const Tensor& a, const Tensor& b) {
   out_shape.push_back(M);
   out_shape.push_back(N);
   // Sizes are spelled out, not -1: a -1 cannot be inferred when another size is 0.
-  if (bb.empty() && !ba.empty()) return batched(a.reshape({ba.numel() * M, K}), b).reshape(out_shape);  // one GEMM
+  if (bb.empty() && !ba.empty() && a.is_contiguous())
+    return batched(a.reshape({ba.numel() * M, K}), b).reshape(out_shape);  // one GEMM
   if (K == 0) return zeros(out_shape, a.dtype());  // empty sums
   Tensor out = empty(out_shape, a.dtype());
   Shape ea = batch, eb = batch;
   ea.insert(ea.end(), {M, K});
   eb.insert(eb.end(), {K, N});
-  const int64_t nb = batch.numel();
-  Tensor a3 = a.expand(ea).reshape({nb, M, K}), b3 = b.expand(eb).reshape({nb, K, N});
+  // Every batch entry shares one matrix layout, so the views are walked through their batch strides
+  // instead of reshaped to (batch, M, K): attention's per-head (B, H, S, d) views of a (B, S, H·d)
+  // projection would be copied by a reshape, as would broadcast operands.
+  BlasMat ma = as_blas(a.expand(ea)), mb = as_blas(b.expand(eb));
   detail::dispatch_float(a.dtype(), "matmul", [&](auto z) {
     using T = decltype(z);
     T* pc = out.data<T>();
-    for (int64_t i = 0; i < nb && M * N > 0; ++i)
-      gemm<T>(as_blas(a3.select(0, i)), as_blas(b3.select(0, i)), pc + i * M * N, M, N, K);
+    int64_t i = 0;
+    if (M * N > 0)
+      detail::visit<2>(batch, {batch_strides(ma.t), batch_strides(mb.t)}, [&](const std::array<int64_t, 2>& o) {
+        gemm<T>(ma, mb, o[0], o[1], pc + i++ * M * N, M, N, K);
+      });
   });
   return out;
 }
