@@ -13,12 +13,17 @@ namespace tg {
 namespace {
 
 struct Rows {
-  Tensor data;         // contiguous (rows, len)
+  Tensor data;         // contiguous (rows, len), or (rows / inner, len, inner) when inner > 1
   int64_t rows, len;
   Shape out_shape;     // the result's shape, honouring keepdim
+  int64_t inner = 1;
 };
 
-Rows to_rows(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim, const char* op) {
+// With `blocks`, a contiguous x whose reduced dims are one block followed by kept dims is returned as it is,
+// as (outer, len, inner) rows: sum and mean add its rows of `inner` elements instead of permuting and copying
+// (the bias gradient sums (B, S, E) over B and S, mean pooling (B, S, D) over S).
+Rows to_rows(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim, const char* op,
+             bool blocks = false) {
   check<DTypeError>(x.defined(), "{}: the input is undefined", op);
   const int64_t nd = x.dim();
   std::vector<bool> reduced(std::max<int64_t>(nd, 1), dims_in.empty());
@@ -38,6 +43,16 @@ Rows to_rows(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim,
     if (!reduced[d]) out_shape.push_back(x.shape()[d]);
     else if (keepdim) out_shape.push_back(1);
   }
+  int64_t first = 0, last = nd - 1;  // the reduced block [first, last], if there is one
+  while (first < nd && !reduced[first]) ++first;
+  while (last >= 0 && !reduced[last]) --last;
+  bool block = blocks && last < nd - 1 && x.is_contiguous() && x.numel() > 0;
+  for (int64_t d = first; block && d <= last; ++d) block = reduced[d];
+  if (block) {
+    int64_t inner = 1;
+    for (int64_t d = last + 1; d < nd; ++d) inner *= x.shape()[d];
+    return {x, rows, len, out_shape, inner};
+  }
   Tensor data = nd ? x.permute(perm).contiguous() : x.contiguous();
   return {data, rows, len, out_shape};
 }
@@ -50,6 +65,28 @@ Tensor per_row(const Rows& r, DType out_dtype, F f) {
   Out* po = out.data<Out>();
   parallel_for(r.rows, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(r.len, 1)), [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) po[i] = f(p + i * r.len, r.len);
+  });
+  return out;
+}
+
+// out[o, i] = Σ_j x[o, j, i] / divisor over (outer, len, inner) blocks, accumulated in double row by row
+// (the same order of additions for each element as a row sum), in parallel over o and chunks of i.
+template <class T>
+Tensor block_sum(const Rows& r, double divisor) {
+  Tensor out = empty(r.out_shape, r.data.dtype());
+  const T* p = r.data.data<T>();
+  T* po = out.data<T>();
+  const int64_t outer = r.rows / r.inner, chunk = 256, chunks = (r.inner + chunk - 1) / chunk;
+  parallel_for(outer * chunks, std::max<int64_t>(1, (1 << 15) / (r.len * chunk)), [&](int64_t lo, int64_t hi) {
+    double acc[chunk];
+    for (int64_t t = lo; t < hi; ++t) {
+      const int64_t o = t / chunks, i0 = t % chunks * chunk, m = std::min(chunk, r.inner - i0);
+      const T* src = p + o * r.len * r.inner + i0;
+      std::fill(acc, acc + m, 0.0);
+      for (int64_t j = 0; j < r.len; ++j)
+        for (int64_t i = 0; i < m; ++i) acc[i] += double(src[j * r.inner + i]);
+      for (int64_t i = 0; i < m; ++i) po[o * r.inner + i0 + i] = T(acc[i] / divisor);
+    }
   });
   return out;
 }
@@ -89,7 +126,7 @@ const auto less = [](auto a, auto b) { return a < b; };
 }  // namespace
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  Rows r = to_rows(x, dims, keepdim, "sum");
+  Rows r = to_rows(x, dims, keepdim, "sum", is_floating(x.dtype()));
   if (!is_floating(x.dtype()))
     return detail::dispatch(x.dtype(), [&](auto z) {
       using T = decltype(z);
@@ -101,14 +138,16 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
     });
   return detail::dispatch_float(x.dtype(), "sum", [&](auto z) {
     using T = decltype(z);
+    if (r.inner > 1) return block_sum<T>(r, 1.0);
     return per_row<T, T>(r, x.dtype(), [](const T* p, int64_t n) { return T(row_sum(p, n)); });
   });
 }
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  Rows r = to_rows(x, dims, keepdim, "mean");
+  Rows r = to_rows(x, dims, keepdim, "mean", true);
   return detail::dispatch_float(x.dtype(), "mean", [&](auto z) {
     using T = decltype(z);
+    if (r.inner > 1) return block_sum<T>(r, double(r.len));
     return per_row<T, T>(r, x.dtype(), [](const T* p, int64_t n) { return T(row_sum(p, n) / double(n)); });
   });
 }
