@@ -2,6 +2,7 @@
 // One template (binary) serves them all: a flat, threaded loop when both operands are contiguous with the
 // output's shape, the strided visit otherwise.
 #include <cmath>
+#include <type_traits>
 
 #include "core/kernel_util.h"
 #include "core/ops.h"
@@ -36,6 +37,16 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
     parallel_for(out.numel(), kGrain, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) po[i] = f(pa[i], s);
     });
+  } else if (a.numel() == 1 && b.shape() == shape && b.is_contiguous()) {
+    const T s = pa[0];
+    parallel_for(out.numel(), kGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) po[i] = f(s, pb[i]);
+    });
+  } else if (b.numel() == 1) {  // a strided view times a scalar (attention's q / √d): walk a alone
+    const T s = pb[0];
+    int64_t i = 0;
+    detail::visit<1>(shape, {detail::broadcast_strides(a, shape)},
+                     [&](const std::array<int64_t, 1>& o) { po[i++] = f(pa[o[0]], s); });
   } else {
     int64_t i = 0;
     detail::visit<2>(shape, {detail::broadcast_strides(a, shape), detail::broadcast_strides(b, shape)},
@@ -147,6 +158,22 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     const bool* pc = cond.data<bool>();
     const T *pa = a.data<T>(), *pb = b.data<T>();
     T* po = out.data<T>();
+    // Flat when cond is laid out as the output and a and b are too or are one element (relu's backward):
+    // one indexed loop, with each step (0 or 1) a compile-time constant so that the select vectorises.
+    auto full = [&](const Tensor& t) { return t.shape() == shape && t.is_contiguous(); };
+    if (full(cond) && (full(a) || a.numel() == 1) && (full(b) || b.numel() == 1)) {
+      auto loop = [&](auto a_step, auto b_step) {
+        for (int64_t i = 0; i < out.numel(); ++i) {
+          const T x = pa[i * a_step], y = pb[i * b_step];
+          po[i] = pc[i] ? x : y;
+        }
+      };
+      const std::integral_constant<int64_t, 0> zero;
+      const std::integral_constant<int64_t, 1> one;
+      if (full(a)) full(b) ? loop(one, one) : loop(one, zero);
+      else full(b) ? loop(zero, one) : loop(zero, zero);
+      return;
+    }
     int64_t i = 0;
     detail::visit<3>(shape,
                      {detail::broadcast_strides(cond, shape), detail::broadcast_strides(a, shape),
@@ -159,7 +186,19 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   check<ShapeError>(broadcast_shapes(x.shape(), mask.shape(), "masked_fill") == x.shape(),
                     "masked_fill: mask of shape {} does not broadcast to input shape {}", mask.shape(), x.shape());
-  return where(mask, scalar_tensor(value, x.dtype()), x);
+  check<DTypeError>(mask.dtype() == boolean, "masked_fill: mask must be bool, got {}", mask.dtype());
+  // A copy of x, then the mask walked beside it (both innermost-contiguous in the common case) writes value
+  // where it is true: two flat passes instead of where's three-operand strided walk.
+  Tensor out = x.clone(), fill = scalar_tensor(value, x.dtype());
+  detail::dispatch(x.dtype(), [&](auto z) {
+    using T = decltype(z);
+    const bool* pm = mask.data<bool>();
+    T* po = out.data<T>();
+    const T v = fill.data<T>()[0];
+    detail::visit<2>(out.shape(), {out.strides(), detail::broadcast_strides(mask, out.shape())},
+                     [&](const std::array<int64_t, 2>& o) { po[o[0]] = pm[o[1]] ? v : po[o[0]]; });
+  });
+  return out;
 }
 
 }  // namespace tg
