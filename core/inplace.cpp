@@ -1,6 +1,8 @@
 // In-place writes (fill_, copy_, add_, mul_, addcmul_, addcdiv_): what optimizers and initialisers use to
 // update parameters without allocating. Each bumps the storage version, so autograd can tell a value it
 // saved was overwritten.
+#include <type_traits>
+
 #include "core/kernel_util.h"
 #include "core/ops.h"
 #include "core/parallel.h"
@@ -14,10 +16,19 @@ void update3(Tensor& dst, const Tensor& a, const Tensor& b, F f) {
   T* pd = dst.data<T>();
   const T *pa = a.data<T>(), *pb = b.data<T>();
   const Shape& s = dst.shape();
-  if (dst.is_contiguous() && a.is_contiguous() && b.is_contiguous() && a.shape() == s && b.shape() == s) {
-    parallel_for(dst.numel(), 1 << 15, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) pd[i] = f(pd[i], pa[i], pb[i]);
-    });
+  // Flat when a and b are laid out as dst or are one element (the optimizers' m.mul_(β)); each step (0 or 1)
+  // is a compile-time constant, so that the loop vectorises.
+  auto full = [&](const Tensor& t) { return t.is_contiguous() && t.shape() == s; };
+  if (dst.is_contiguous() && (full(a) || a.numel() == 1) && (full(b) || b.numel() == 1)) {
+    auto loop = [&](auto a_step, auto b_step) {
+      parallel_for(dst.numel(), 1 << 15, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) pd[i] = f(pd[i], pa[i * a_step], pb[i * b_step]);
+      });
+    };
+    const std::integral_constant<int64_t, 0> zero;
+    const std::integral_constant<int64_t, 1> one;
+    if (full(a)) full(b) ? loop(one, one) : loop(one, zero);
+    else full(b) ? loop(zero, one) : loop(zero, zero);
     return;
   }
   detail::visit<3>(s, {dst.strides(), detail::broadcast_strides(a, s), detail::broadcast_strides(b, s)},
