@@ -31,6 +31,9 @@ constexpr std::string_view dtype_name(DType t) {
   return "?";
 }
 constexpr bool is_floating(DType t) { return t == DType::f32 || t == DType::f64; }
+/// Throws ValueError naming `op` when `value` cannot become an element of `t`: an i64 holds no NaN, ±inf or
+/// value outside [-2^63, 2^63), and converting those is undefined behaviour in C++ (PyTorch refuses them too).
+void check_representable(double value, DType t, const char* op);
 
 inline constexpr DType f32 = DType::f32;
 inline constexpr DType f64 = DType::f64;

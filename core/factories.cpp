@@ -7,6 +7,11 @@
 
 namespace tg {
 
+void check_representable(double value, DType t, const char* op) {
+  check<ValueError>(t != i64 || (value >= -0x1p63 && value < 0x1p63), "{}: value {} does not fit dtype {}", op, value,
+                    t);
+}
+
 Tensor empty(const Shape& shape, DType dtype) {
   int64_t n = shape.numel();  // validates sizes and overflow
   int64_t bytes = 0;
@@ -30,7 +35,10 @@ Tensor arange(double start, double end, double step, DType dtype) {
   check<ValueError>(step != 0, "arange: step must be nonzero");
   check<ValueError>(std::isfinite(start) && std::isfinite(end) && std::isfinite(step),
                     "arange: start {}, end {} and step {} must be finite", start, end, step);
-  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((end - start) / step)));
+  // In double first: a count past int64 (or an inf from end - start) must not reach the integer cast.
+  const double count = std::ceil((end - start) / step);
+  check<ValueError>(count < 0x1p62, "arange: [{}, {}) in steps of {} has too many elements", start, end, step);
+  int64_t n = std::max<int64_t>(0, int64_t(count));
   Tensor t = empty({n}, dtype);
   detail::dispatch(dtype, [&](auto z) {
     using T = decltype(z);
@@ -57,7 +65,10 @@ Tensor tensor(const std::vector<double>& values, const Shape& shape, DType dtype
   detail::dispatch(dtype, [&](auto z) {
     using T = decltype(z);
     T* p = t.data<T>();
-    for (size_t i = 0; i < values.size(); ++i) p[i] = T(values[i]);
+    for (size_t i = 0; i < values.size(); ++i) {
+      check_representable(values[i], dtype, "tensor");
+      p[i] = T(values[i]);
+    }
   });
   return t;
 }

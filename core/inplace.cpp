@@ -77,6 +77,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
 }
 
 Tensor& Tensor::fill_(double value) {
+  check_representable(value, dtype_, "fill_");
   detail::dispatch(dtype_, [&](auto z) {
     using T = decltype(z);
     T* p = data<T>();

@@ -57,7 +57,8 @@ Tensor parse_entry(const nlohmann::json& e, std::string_view data, const std::st
   DType dtype = parse_dtype(e["dtype"].get<std::string>(), file, key);
   Shape shape;
   for (const auto& s : e["shape"]) {
-    if (!s.is_number_unsigned()) throw bad("shape entries must be non-negative integers");
+    if (!s.is_number_unsigned() || s.get<uint64_t>() > uint64_t(INT64_MAX))
+      throw bad("shape entries must be non-negative integers below 2^63");
     shape.push_back(s.get<int64_t>());
   }
   int64_t numel = 0;
@@ -71,7 +72,8 @@ Tensor parse_entry(const nlohmann::json& e, std::string_view data, const std::st
   uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
   if (begin > end || end > data.size())
     throw bad(fmt::format("data_offsets [{}, {}] outside the {} data bytes (truncated file?)", begin, end, data.size()));
-  if (end - begin != uint64_t(numel) * uint64_t(dtype_size(dtype)))
+  uint64_t nbytes = 0;  // a product that wraps past 2^64 could otherwise match a small byte range
+  if (__builtin_mul_overflow(uint64_t(numel), uint64_t(dtype_size(dtype)), &nbytes) || end - begin != nbytes)
     throw bad(fmt::format("{} bytes for shape {} of {}", end - begin, shape, dtype));
   ranges.emplace_back(begin, end);
   Tensor t = empty(shape, dtype);

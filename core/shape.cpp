@@ -1,15 +1,21 @@
 // Shape arithmetic shared by every kernel: element counts, contiguous strides, broadcasting, dim wrapping.
 #include "core/shape.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace tg {
 
 int64_t Shape::numel() const {
-  int64_t n = 1;
+  // `span` skips the zeros: a size-0 shape has no elements, but its contiguous strides are products of the
+  // other sizes, and every view computes with them, so they must fit too. n is 0 or span: it cannot overflow.
+  int64_t n = 1, span = 1;
   for (int64_t s : *this) {
     check<ValueError>(s >= 0, "shape {}: negative size {}", *this, s);
-    check<ValueError>(!__builtin_mul_overflow(n, s, &n), "shape {}: number of elements overflows int64", *this);
+    check<ValueError>(!__builtin_mul_overflow(span, std::max<int64_t>(s, 1), &span),
+                      "shape {}: number of elements overflows int64", *this);
+    n *= s;
   }
   return n;
 }

@@ -15,7 +15,8 @@ class Shape : public std::vector<int64_t> {
  public:
   using std::vector<int64_t>::vector;
   Shape(const std::vector<int64_t>& v) : std::vector<int64_t>(v) {}
-  /// Product of the sizes (1 for a 0-d shape). Throws ValueError on a negative size or int64 overflow.
+  /// Product of the sizes (1 for a 0-d shape). Throws ValueError on a negative size or when the sizes
+  /// other than 0 multiply past int64 (their product is a stride).
   int64_t numel() const;
 };
 using Strides = std::vector<int64_t>;

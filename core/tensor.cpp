@@ -60,7 +60,9 @@ T* Tensor::data() const {
   DType want = std::is_same_v<T, float> ? f32 : std::is_same_v<T, double> ? f64 : std::is_same_v<T, bool> ? boolean : i64;
   check<DTypeError>(defined(), "data: the tensor is undefined");
   check<DTypeError>(dtype_ == want, "data: tensor has dtype {}, accessed as {}", dtype_, want);
-  return static_cast<T*>(storage_->data) + offset_;
+  // A zero-size tensor has no buffer, yet a view of it may carry an offset: null + offset is undefined.
+  T* base = static_cast<T*>(storage_->data);
+  return base ? base + offset_ : nullptr;
 }
 template float* Tensor::data<float>() const;
 template double* Tensor::data<double>() const;
@@ -87,13 +89,15 @@ template std::vector<bool> Tensor::to_vector<bool>() const;
 
 // Resolves one -1 in a requested shape against numel (ShapeError when sizes do not multiply out).
 static Shape infer_shape(Shape shape, int64_t numel, const Shape& from, const char* op) {
-  int64_t known = 1, infer = -1;
+  int64_t known = 1, span = 1, infer = -1;  // span: the product without zeros, as in Shape::numel
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       check<ShapeError>(infer < 0, "{}: only one dimension can be -1, got {}", op, shape);
       infer = int64_t(i);
     } else {
       check<ShapeError>(shape[i] >= 0, "{}: invalid size {} in shape {}", op, shape[i], shape);
+      check<ShapeError>(!__builtin_mul_overflow(span, std::max<int64_t>(shape[i], 1), &span),
+                        "{}: shape {} is too large: its sizes multiply past int64", op, shape);
       known *= shape[i];
     }
   }
@@ -193,15 +197,16 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const 
   end = std::clamp<int64_t>(end, start, n);
   Shape s = shape_;
   Strides st = strides_;
-  s[d] = (end - start + step - 1) / step;
-  st[d] *= step;
+  s[d] = end == start ? 0 : (end - start - 1) / step + 1;  // not (end - start + step - 1): a huge step overflows
+  if (s[d] > 1) st[d] *= step;  // step < n here, so this stays inside the storage; with one element it is unused
   return Tensor(storage_, s, st, offset_ + start * strides_[d], dtype_);
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   d = sized_dim(d, dim(), "narrow");
-  check<IndexError>(start >= 0 && length >= 0 && start + length <= shape_[d],
-                    "narrow: range [{}, {}) out of bounds for dim {} of shape {}", start, start + length, d, shape_);
+  check<IndexError>(start >= 0 && length >= 0 && start <= shape_[d] && length <= shape_[d] - start,
+                    "narrow: range [{}, {}) out of bounds for dim {} of shape {}", start, __int128(start) + length, d,
+                    shape_);
   return slice(d, start, start + length);
 }
 

@@ -78,7 +78,11 @@ Tensor gelu(const Tensor& x, bool tanh_approx) {
 }
 
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  check<ValueError>(!(lo && std::isnan(*lo)) && !(hi && std::isnan(*hi)), "clamp: min {} and max {} must not be NaN",
+                    lo.value_or(-INFINITY), hi.value_or(INFINITY));
   check<ValueError>(!(lo && hi && *lo > *hi), "clamp: min {} is greater than max {}", lo.value_or(0), hi.value_or(0));
+  if (lo) check_representable(*lo, x.dtype(), "clamp");  // T(*lo) below must be defined
+  if (hi) check_representable(*hi, x.dtype(), "clamp");
   return unary_arith(x, "clamp", [&](auto v) {
     using T = decltype(v);
     if (v != v) return v;
