@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (ASan + UBSan + coverage) and runs each for a bounded time,
+# starting from its seeds in tests/fuzz/corpus/<target>/ (new inputs go to <build>/corpus/<target>/, not
+# into git). A failing input is saved as <build>/artifacts/<target>-crash-<hash>: make it a regression test
+# in the suite of the code at fault (the input inline), then fix the code.
+# Usage: bash tests/fuzz/run.sh [seconds-per-target [build-dir]]   (defaults: 60, build-fuzz)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+seconds="${1:-60}"
+build="${2:-$root/build-fuzz}"
+targets=(safetensors dataset text tensor_views)
+bash "$root/tools/install-deps.sh" --fuzz
+# -O1 with line tables, asserts on (an internal invariant that fails is a finding too).
+cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
+  -DTENSORGRAD_FUZZ=ON -DTENSORGRAD_BUILD_TESTS=OFF >/dev/null
+cmake --build "$build" -j2 --target "${targets[@]/#/fuzz_}"
+mkdir -p "$build/artifacts"
+for t in "${targets[@]}"; do
+  mkdir -p "$build/corpus/$t"
+  log="$build/artifacts/$t.log"
+  dict=()
+  [[ -f "$root/tests/fuzz/$t.dict" ]] && dict=(-dict="$root/tests/fuzz/$t.dict")
+  if ! UBSAN_OPTIONS=print_stacktrace=1 "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -max_len=4096 \
+      -rss_limit_mb=2048 -artifact_prefix="$build/artifacts/$t-" -print_final_stats=1 "${dict[@]}" \
+      "$build/corpus/$t" "$root/tests/fuzz/corpus/$t" >"$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "fuzz_$t: failing input saved under $build/artifacts/ (full log: $log)" >&2
+    exit 1
+  fi
+  echo "fuzz_$t: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') runs in ${seconds}s," \
+    "$(grep -o 'corp: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$') inputs in the corpus, no failure"
+done
