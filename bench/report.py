@@ -38,7 +38,7 @@ def main():
         a, r = ours.get(f"BM_matmul/{n}"), ours.get(f"BM_sgemm_raw/{n}")
         if a and r:
             t = torch.get(f"BM_matmul/{n}", {}).get("GFLOPS", float("nan"))
-            print(f"| matmul {n} GFLOP/s | {a['GFLOPS'] / 1e9:.1f} | raw sgemm {r['GFLOPS'] / 1e9:.1f}, PyTorch {t:.1f}"
+            print(f"| matmul {n} GFLOP/s | {a['GFLOPS']:.1f} | raw sgemm {r['GFLOPS']:.1f}, PyTorch {t:.1f}"
                   f" | {a['GFLOPS'] / r['GFLOPS']:.2f} of sgemm |")
     for op in ("add", "mul", "gelu"):
         for n in (1 << 20, 1 << 22, 1 << 24):

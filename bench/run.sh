@@ -45,7 +45,7 @@ epochs=3
 : >"$out/sentiment.jsonl"
 for threads in $threads_list; do
   export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
-  "$build/examples/sentiment/sentiment" train --config reference --epochs $epochs --threads "$threads" \
+  "$build/examples/sentiment/sentiment" --threads "$threads" train --config reference --epochs $epochs \
     --out "$out/sentiment-run" >/dev/null
   $py -c "import json,statistics,sys; s=[json.loads(l)['seconds'] for l in open(sys.argv[1])]; \
 print(json.dumps({'impl':'tensorgrad','name':'sentiment_epoch','threads':$threads,'seconds':round(statistics.median(s),3),'epochs':s}))" \
