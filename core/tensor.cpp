@@ -20,8 +20,16 @@ std::atomic<int64_t> g_live_storages{0};  // relaxed: a count for tests, not a s
 // Small buffers (64 B .. 64 KB, power-of-two classes) are recycled through per-thread free lists: autograd
 // on small tensors allocates and frees a few buffers per op, and aligned_alloc/free were a third of its
 // time. A list keeps at most kKeep buffers; a buffer freed on another thread joins that thread's list.
+// Under AddressSanitizer nothing is kept, so that a use after free is still reported.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAsan = true;
+#elif defined(__has_feature)
+constexpr bool kAsan = __has_feature(address_sanitizer);
+#else
+constexpr bool kAsan = false;
+#endif
 constexpr int kClasses = 11;
-constexpr size_t kKeep = 64;
+constexpr size_t kKeep = kAsan ? 0 : 64;
 struct FreeLists {
   std::vector<void*> lists[kClasses];
   FreeLists() {
