@@ -118,7 +118,7 @@ TrainResult train(Config config, const Data& data, const std::string& out_dir, u
                  e.seconds, e.sentences_per_second);
     if (t.keep_best && e.val_accuracy > best_val) best_val = e.val_accuracy, model.save((fs::path(out_dir) / "model.safetensors").string());
   }
-  if (t.keep_best) model.load((fs::path(out_dir) / "model.safetensors").string());
+  if (t.keep_best && best_val >= 0) model.load((fs::path(out_dir) / "model.safetensors").string());  // none: no val
   model.save((fs::path(out_dir) / "model.safetensors").string());
   data.vocab.save((fs::path(out_dir) / "vocab.txt").string());
   write_text(fs::path(out_dir) / "config.json", nlohmann::json(config).dump(2) + "\n");
