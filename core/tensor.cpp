@@ -60,6 +60,10 @@ Storage::Storage(int64_t n) : nbytes(n) {
   if (c >= 0 && !t_lists_gone && !t_free.lists[c].empty()) {
     data = t_free.lists[c].back();
     t_free.lists[c].pop_back();
+  } else if (kAsan) {
+    // Exactly n bytes, unpadded, so that ASan reports an access one element past the end (posix_memalign:
+    // ASan's aligned_alloc insists on a size that is a multiple of the alignment).
+    if (bytes && posix_memalign(&data, 64, size_t(n)) != 0) data = nullptr;
   } else {
     data = bytes ? std::aligned_alloc(64, c >= 0 ? size_t(64) << c : bytes) : nullptr;
   }
