@@ -79,7 +79,11 @@ Storage::~Storage() {
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset, DType dtype)
     : storage_(std::move(storage)), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset),
-      numel_(shape_.numel()), dtype_(dtype) {}
+      numel_(shape_.numel()), dtype_(dtype) {
+  // An empty view reads nothing, so its offset means nothing; but slicing or selecting along a huge size-0
+  // view can push it far past any buffer, where even data()'s pointer arithmetic is undefined. Keep it 0.
+  if (numel_ == 0) offset_ = 0;
+}
 
 // For ops that read the size along `d`: normalize_dim accepts 0 and -1 on a 0-d tensor (sum over dim 0 of a
 // scalar is fine), but a 0-d tensor has no size to read.
