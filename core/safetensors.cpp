@@ -125,6 +125,16 @@ void save_safetensors(const std::string& path, const TensorMap& tensors,
     ::unlink(tmp.c_str());
     throw Error(fmt::format("save_safetensors {}: rename failed: {}", path, std::strerror(errno)));
   }
+  // The rename is durable only once the directory entry is on disk: without this, a power cut can leave
+  // the old file (or none) even though save returned.
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  check<Error>(dfd >= 0, "save_safetensors {}: cannot open its directory {}: {}", path, dir, std::strerror(errno));
+  const bool synced = ::fsync(dfd) == 0;
+  const int err = errno;
+  ::close(dfd);
+  check<Error>(synced, "save_safetensors {}: fsync of directory {} failed: {}", path, dir, std::strerror(err));
 }
 
 Safetensors parse_safetensors(std::string_view bytes, const std::string& name) {

@@ -18,8 +18,8 @@ struct Safetensors {
   std::map<std::string, std::string> metadata;
 };
 
-/// Writes `tensors` to `path` atomically (a temporary file in the same folder, fsync, rename), so a failed
-/// save leaves any previous file intact. Throws Error naming the path when a write fails.
+/// Writes `tensors` to `path` atomically (a temporary file in the same folder, fsync, rename, fsync of the
+/// folder), so a failed save leaves any previous file intact. Throws Error naming the path when a write fails.
 void save_safetensors(const std::string& path, const TensorMap& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 
