@@ -58,6 +58,9 @@ Masks collect_masks(const MhaCall& call, int64_t B, int64_t H, int64_t S_q, int6
 }
 
 Variable apply_masks(Variable scores, const Masks& m) {
+  // The -inf at masked positions is intended, so AnomalyGuard does not flag these two ops. It still checks
+  // the scores before them and the softmax after, which is finite (a fully masked row gives zeros).
+  AnomalyGuard masks_are_not_anomalies(false);
   if (m.added.defined()) scores = scores + Variable(m.added);
   if (m.blocked.defined()) scores = masked_fill(scores, m.blocked, -std::numeric_limits<double>::infinity());
   return scores;

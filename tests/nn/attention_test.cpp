@@ -235,6 +235,21 @@ TEST_CASE("MultiHeadAttention: an additive mask with an all -inf row gives zeros
   CHECK(amax(abs(out.weights.value().select(1, 0))).item() == 0);  // query 0 of every batch
 }
 
+TEST_CASE("MultiHeadAttention masks are no anomaly: their -inf passes AnomalyGuard, a NaN input does not") {
+  // The masks fill scores with -inf on purpose; AnomalyGuard (sentiment train --detect-anomaly) must not
+  // stop there, yet still name the first op that turns a real NaN into its output.
+  MultiHeadAttention m({.d_model = 4, .num_heads = 2});
+  const Tensor kpm = tensor({1, 0, 0, 1, 1, 1}, {2, 3}, boolean);
+  const Tensor additive = tensor({-INFINITY, -INFINITY, -INFINITY, 0, -1, -INFINITY, 0, 0, 0}, {3, 3});
+  Variable x(randn({2, 3, 4}), true);
+  AnomalyGuard anomaly;
+  CHECK_NOTHROW(sum(m.forward(x, x, x, {.key_padding_mask = kpm, .is_causal = true}).output).backward());
+  CHECK_NOTHROW(sum(m.forward(x, x, x, {.attn_mask = additive}).output).backward());
+  CHECK(anomaly_mode_enabled());  // the masks' exemption ends with them
+  Variable bad(tensor({NAN, 0, 0, 0}, {1, 1, 4}));
+  CHECK_THROWS_WITH_AS(m.forward(bad, bad, bad), doctest::Contains("anomaly: forward of matmul"), ValueError);
+}
+
 TEST_CASE("MultiHeadAttention passes f64 finite differences with a key padding mask, tiny sizes") {
   manual_seed(3);
   MultiHeadAttention m({.d_model = 4, .num_heads = 2, .dtype = f64});  // B = 2, S = 3, E = 4, H = 2
