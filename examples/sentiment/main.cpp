@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "checkpoint.h"
 #include "train.h"
 
 using namespace sentiment;
@@ -47,19 +48,31 @@ int run_blas(bool suggest) {
   return 0;
 }
 
-int run_train(const std::string& data, const std::string& config_name, int64_t epochs, uint64_t seed,
-              const std::string& out, bool skip_malformed) {
+// With --resume, the configuration and seed not given on the command line are the checkpoint's.
+void defaults_from_checkpoint(const TrainOptions& o, bool config_given, bool seed_given, Config& config, uint64_t& seed) {
+  if (!o.resume || (config_given && seed_given)) return;
+  const std::string path = (fs::path(o.out_dir) / "checkpoint.safetensors").string();
+  if (!fs::exists(path)) return;  // train names the problem
+  Checkpoint c = load_checkpoint(path);
+  if (!config_given) config = c.config.get<Config>();
+  if (!seed_given) seed = c.seed;
+}
+
+int run_train(const std::string& data, const std::string& config_name, bool config_given, int64_t epochs,
+              bool seed_given, TrainOptions o, bool skip_malformed) {
   print_blas();
   Config config = load_config(config_name);
+  defaults_from_checkpoint(o, config_given, seed_given, config, o.seed);
   if (epochs > 0) config.train.epochs = epochs;
-  Data d = prepare_data(data, config, seed, {.skip_malformed = skip_malformed});
+  Data d = prepare_data(data, config, o.seed, {.skip_malformed = skip_malformed});
   fmt::print("data {}: {} training, {} validation, {} test sentences; vocabulary {} tokens\n", data, d.train.size(),
              d.val.size(), d.test.size(), d.vocab.size());
   fmt::print("config '{}': d_model {}, {} heads, {} layers, {} epochs, seed {}\n", config.name, config.model.d_model,
-             config.model.num_heads, config.model.num_layers, config.train.epochs, seed);
-  TrainResult r = train(config, d, out, seed);
+             config.model.num_heads, config.model.num_layers, config.train.epochs, o.seed);
+  TrainResult r = train(config, d, o);
   fmt::print("\ntest set ({} sentences):\n{}", d.test.size(), format_metrics(r.test, kClassNames));
-  fmt::print("model written to {}/ (model.safetensors, vocab.txt, config.json, metrics.jsonl, learning_curve.svg)\n", out);
+  fmt::print("model written to {}/ (model.safetensors, vocab.txt, config.json, metrics.jsonl, learning_curve.svg, "
+             "checkpoint.safetensors)\n", o.out_dir);
   return 0;
 }
 
@@ -157,8 +170,22 @@ int main(int argc, char** argv) {
   train->add_option("--config", config, "reference | default | path to a config.json")->capture_default_str();
   train->add_option("--epochs", epochs, "override the configuration's epoch count")->check(CLI::PositiveNumber);
   train->add_option("--seed", seed, "random seed (weights, dropout, shuffling, validation split)")->capture_default_str();
-  train->add_option("--out", out, "model directory to write")->capture_default_str();
+  auto* out_opt = train->add_option("--out", out, "model directory to write")->capture_default_str();
   train->add_flag("--skip-malformed", skip, "skip (and count) malformed data lines instead of stopping");
+  TrainOptions topt;
+  std::string resume_dir, on_nonfinite = "stop";
+  train->add_option("--resume", resume_dir, "continue the run in this model directory from its checkpoint.safetensors "
+                    "(written after every epoch); --config and --seed default to the checkpoint's and must match it, "
+                    "--epochs may extend the run")->excludes(out_opt);
+  train->add_option("--on-nonfinite", on_nonfinite, "when a step's loss or gradient is NaN or inf: stop (with the "
+                    "epoch, step and value), or rollback to the last checkpoint with a lower learning rate")
+      ->check(CLI::IsMember({"stop", "rollback"}))->capture_default_str();
+  train->add_option("--rollback-factor", topt.rollback_factor, "the learning rate's factor per rollback")
+      ->check(CLI::Range(1e-12, 0.999999))->capture_default_str();
+  train->add_option("--max-rollbacks", topt.max_rollbacks, "rollbacks before giving up")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  train->add_flag("--detect-anomaly", topt.detect_anomaly, "check every op for NaN/inf (tg::AnomalyGuard) and stop at "
+                  "the first, naming it (slower)");
   auto* eval = app.add_subcommand("eval", "accuracy, precision, recall, F1 and confusion matrix on the test split");
   eval->add_option("--model", model, "model directory")->required();
   eval->add_option("--data", data, "TSV/CSV with text and label columns")->capture_default_str();
@@ -177,7 +204,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (threads > 0) tg::set_num_threads(threads);
-    if (*train) return run_train(data, config, epochs, seed, out, skip);
+    if (*train) {
+      topt.out_dir = resume_dir.empty() ? out : resume_dir, topt.resume = !resume_dir.empty(), topt.seed = seed;
+      topt.on_nonfinite = on_nonfinite == "rollback" ? OnNonFinite::rollback : OnNonFinite::stop;
+      return run_train(data, config, train->count("--config") > 0, epochs, train->count("--seed") > 0, topt, skip);
+    }
     if (*eval) return run_eval(model, data, logits);
     if (*predict) return run_predict(model, texts);
     if (*blas) return run_blas(suggest);

@@ -1,11 +1,15 @@
 // The training loop and the model directory. The loop reads like PyTorch's: zero_grad, forward, loss,
-// backward, (clip), step, with the learning rate set per step from the schedule.
+// backward, (clip), step, with the learning rate set per step from the schedule. Around it: a checkpoint
+// after every epoch (resume continues from it bit-exact), and a guard that never applies a step whose loss
+// or gradient is NaN or inf, but stops or rolls back to the checkpoint with a lower learning rate.
 #include "train.h"
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <numbers>
+
+#include "checkpoint.h"
 
 namespace sentiment {
 namespace fs = std::filesystem;
@@ -52,6 +56,25 @@ double accuracy(Classifier& model, const std::vector<Encoded>& data) {
   return double(ok) / double(data.size());
 }
 
+// FNV-1a over the vocabulary and the encoded splits (ids and labels): equal for the same data file, split
+// and vocabulary options, different (with near certainty) otherwise.
+std::string data_fingerprint(const Data& d) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t v) {
+    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ull;
+  };
+  for (int64_t id = 0; id < d.vocab.size(); ++id)
+    for (char ch : d.vocab.token(id) + '\n') mix(uint8_t(ch));
+  for (const std::vector<Encoded>* split : {&d.train, &d.val, &d.test}) {
+    mix(split->size());
+    for (const Encoded& e : *split) {
+      mix(e.ids.size()), mix(uint64_t(e.label));
+      for (int64_t id : e.ids) mix(uint64_t(id));
+    }
+  }
+  return fmt::format("{:016x}", h);
+}
+
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
@@ -73,60 +96,218 @@ std::vector<int64_t> predict_labels(Classifier& model, const std::vector<Encoded
   return out;
 }
 
-TrainResult train(Config config, const Data& data, const std::string& out_dir, uint64_t seed, bool verbose) {
-  tg::manual_seed(seed);
-  tg::Generator shuffle_gen(seed + 1);
-  config.model.vocab_size = data.vocab.size();
-  Classifier model(config.model);
-  const TrainConfig& t = config.train;
-  auto opt = make_optimizer(t, model.parameters());
-  const int64_t per_epoch = (int64_t(data.train.size()) + t.batch_size - 1) / t.batch_size;
-  const int64_t total = per_epoch * t.epochs, warmup = per_epoch * t.warmup_epochs;
-  fs::create_directories(out_dir);
-  std::ofstream metrics(fs::path(out_dir) / "metrics.jsonl");
-  TrainResult result;
-  Progress progress(t.epochs, per_epoch);
-  double best_val = -1;
-  int64_t step = 0;
-  for (int64_t epoch = 1; epoch <= t.epochs; ++epoch) {
-    model.train();
-    progress.start_epoch();
-    double loss_sum = 0;
-    int64_t correct = 0, seen = 0, batch_index = 0;
-    for (const Batch& b : make_batches(data.train, t.batch_size, true, &shuffle_gen)) {
-      opt->set_lr(0, lr_at(t, step++, warmup, total));
-      tg::Variable logits = model.forward(b.tokens, b.pad_mask);  // (B, C)
-      tg::Variable loss = tg::cross_entropy(logits, b.labels, {.label_smoothing = t.label_smoothing});
-      opt->zero_grad();
-      loss.backward();
-      if (t.clip_grad_norm > 0) tg::optim::clip_grad_norm(model.parameters(), t.clip_grad_norm);
-      opt->step();
-      loss_sum += loss.item() * double(b.size()), correct += correct_count(logits.value(), b.labels), seen += b.size();
-      progress.update(epoch, ++batch_index, loss_sum / double(seen), double(correct) / double(seen), seen);
+namespace {
+
+// A training run in progress: the model, its optimizer and generators, and where the run is. A checkpoint
+// is a snapshot of exactly this (snapshot / restore below).
+struct Run {
+  const Config& config;
+  const Data& data;
+  const TrainOptions& options;
+  Classifier model;
+  std::unique_ptr<tg::optim::Optimizer> opt;
+  tg::Generator shuffle_gen;
+  std::string fingerprint, checkpoint_path;
+  int64_t per_epoch, total_steps, warmup_steps;
+  int64_t epoch = 0, step = 0, rollbacks = 0, best_epoch = 0;  // epochs done, optimizer steps taken
+  double lr_scale = 1, best_val = -1;
+  tg::TensorMap best_model;  // keep_best: a copy of the weights of best_epoch
+  std::vector<EpochLog> log;
+
+  Run(const Config& c, const Data& d, const TrainOptions& o)
+      : config(c), data(d), options(o), model(c.model), opt(make_optimizer(c.train, model.parameters())),
+        shuffle_gen(o.seed + 1), fingerprint(data_fingerprint(d)),
+        checkpoint_path((fs::path(o.out_dir) / "checkpoint.safetensors").string()),
+        per_epoch((int64_t(d.train.size()) + c.train.batch_size - 1) / c.train.batch_size),
+        total_steps(per_epoch * c.train.epochs), warmup_steps(per_epoch * c.train.warmup_epochs) {}
+};
+
+Checkpoint snapshot(const Run& r) {
+  return {.config = r.config, .seed = r.options.seed, .data_fingerprint = r.fingerprint, .epoch = r.epoch,
+          .step = r.step, .lr_scale = r.lr_scale, .rollbacks = r.rollbacks,
+          .default_rng = tg::default_generator().get_state(), .shuffle_rng = r.shuffle_gen.get_state(),
+          .model = r.model.state_dict(), .optimizer = r.opt->state_dict(), .best_val = r.best_val,
+          .best_epoch = r.best_epoch, .best_model = r.best_model, .log = r.log};
+}
+
+void restore(Run& r, const Checkpoint& c) {
+  r.model.load_state_dict(c.model);
+  r.opt->load_state_dict(c.optimizer);
+  tg::default_generator().set_state(c.default_rng);
+  r.shuffle_gen.set_state(c.shuffle_rng);
+  r.epoch = c.epoch, r.step = c.step, r.lr_scale = c.lr_scale, r.rollbacks = c.rollbacks;
+  r.best_val = c.best_val, r.best_epoch = c.best_epoch, r.best_model = c.best_model, r.log = c.log;
+}
+
+// ValueError unless checkpoint `c` is of this run: the same seed, configuration (the epoch count aside)
+// and data. The vocabulary size comes from the data, so it is left to the data check.
+void check_resumable(const Run& r, const Checkpoint& c) {
+  tg::check<tg::ValueError>(c.seed == r.options.seed, "resume: {} was trained with seed {}, not {}", r.checkpoint_path,
+                            c.seed, r.options.seed);
+  nlohmann::json here = r.config, there = c.config;
+  for (nlohmann::json* j : {&here, &there}) (*j)["train"].erase("epochs"), (*j)["model"].erase("vocab_size");
+  if (here != there) {
+    const nlohmann::json diff = nlohmann::json::diff(there, here);
+    std::string shown;
+    for (size_t i = 0; i < std::min<size_t>(diff.size(), 4); ++i) {
+      const nlohmann::json::json_pointer at(diff[i]["path"].get<std::string>());
+      shown += fmt::format("; {} is {} there, {} here", at.to_string(), there.contains(at) ? there[at].dump() : "absent",
+                           here.contains(at) ? here[at].dump() : "absent");
     }
-    progress.clear();
-    EpochLog e{epoch, loss_sum / double(seen), double(correct) / double(seen), accuracy(model, data.val),
-               opt->lr(), progress.epoch_seconds(), double(seen) / progress.epoch_seconds()};
-    result.log.push_back(e);
-    metrics << nlohmann::json{{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"train_accuracy", e.train_accuracy},
-                              {"val_accuracy", std::isnan(e.val_accuracy) ? nlohmann::json() : nlohmann::json(e.val_accuracy)},
-                              {"lr", e.lr}, {"seconds", e.seconds}, {"sentences_per_second", e.sentences_per_second}}
-            << "\n" << std::flush;
-    if (verbose)
-      fmt::print("epoch {:>2}/{}  loss {:.4f}  train acc {:.3f}  val acc {}  {:.1f}s  {:.0f} sent/s\n", epoch, t.epochs,
-                 e.train_loss, e.train_accuracy, std::isnan(e.val_accuracy) ? "  -  " : fmt::format("{:.3f}", e.val_accuracy),
-                 e.seconds, e.sentences_per_second);
-    if (t.keep_best && e.val_accuracy > best_val) best_val = e.val_accuracy, model.save((fs::path(out_dir) / "model.safetensors").string());
+    if (diff.size() > 4) shown += fmt::format("; and {} more", diff.size() - 4);
+    throw tg::ValueError(fmt::format("resume: {} is of another configuration{}", r.checkpoint_path, shown));
   }
-  if (t.keep_best && best_val >= 0) model.load((fs::path(out_dir) / "model.safetensors").string());  // none: no val
-  model.save((fs::path(out_dir) / "model.safetensors").string());
-  data.vocab.save((fs::path(out_dir) / "vocab.txt").string());
-  write_text(fs::path(out_dir) / "config.json", nlohmann::json(config).dump(2) + "\n");
-  write_text(fs::path(out_dir) / "learning_curve.svg", learning_curve_svg(result.log, "sentiment: " + config.name));
+  tg::check<tg::ValueError>(c.data_fingerprint == r.fingerprint, "resume: {} was trained on other data (another file, "
+                            "split or vocabulary): data fingerprint {} there, {} here", r.checkpoint_path,
+                            c.data_fingerprint, r.fingerprint);
+  tg::check<tg::ValueError>(c.epoch <= r.config.train.epochs, "resume: {} has {} epochs done, more than the {} asked for",
+                            r.checkpoint_path, c.epoch, r.config.train.epochs);
+}
+
+// "" when every gradient is finite, else which parameter's is not.
+std::string nonfinite_gradient(const Classifier& model) {
+  for (const auto& [name, p] : model.named_parameters())
+    if (p.grad().defined() && !tg::all_finite(p.grad())) return fmt::format("the gradient of {} has NaN or inf", name);
+  return "";
+}
+
+// One training step on `b`; returns what was not finite (and the step is not applied), or "".
+std::string train_step(Run& r, const Batch& b, double& loss_sum, int64_t& correct) {
+  const TrainConfig& t = r.config.train;
+  tg::Variable logits = r.model.forward(b.tokens, b.pad_mask);  // (B, C)
+  tg::Variable loss = tg::cross_entropy(logits, b.labels, {.label_smoothing = t.label_smoothing});
+  const double l = loss.item();
+  if (!std::isfinite(l)) return fmt::format("loss is {}", std::isnan(l) ? "nan" : l > 0 ? "inf" : "-inf");  // not "-nan"
+  r.opt->zero_grad();
+  loss.backward();
+  if (std::string bad = nonfinite_gradient(r.model); !bad.empty()) return fmt::format("{} (loss {:.6g})", bad, l);
+  if (t.clip_grad_norm > 0) tg::optim::clip_grad_norm(r.model.parameters(), t.clip_grad_norm);
+  r.opt->step();
+  ++r.step;
+  loss_sum += l * double(b.size()), correct += correct_count(logits.value(), b.labels);
+  return "";
+}
+
+// The training steps of epoch r.epoch + 1. Returns "" when all were finite, else what went wrong and where
+// (the steps before it were applied; the caller stops or rolls back).
+std::string train_epoch(Run& r, Progress& progress, EpochLog& e) {
+  r.model.train();
+  progress.start_epoch();
+  double loss_sum = 0;
+  int64_t correct = 0, seen = 0, batch = 0;
+  for (const Batch& b : make_batches(r.data.train, r.config.train.batch_size, true, &r.shuffle_gen)) {
+    const double lr = lr_at(r.config.train, r.step, r.warmup_steps, r.total_steps) * r.lr_scale;
+    r.opt->set_lr(0, lr);
+    const std::string where = fmt::format("epoch {}, step {} (batch {} of {}, lr {:.6g})", r.epoch + 1, r.step + 1,
+                                          ++batch, r.per_epoch, lr);
+    std::string bad;
+    try {
+      bad = train_step(r, b, loss_sum, correct);
+    } catch (const tg::ValueError& err) {  // AnomalyGuard names the op but not where training was
+      if (!r.options.detect_anomaly) throw;
+      throw tg::ValueError(fmt::format("train: {}: {}", where, err.what()));
+    }
+    if (!bad.empty()) return fmt::format("{} at {}", bad, where);
+    seen += b.size();
+    progress.update(r.epoch + 1, batch, loss_sum / double(seen), double(correct) / double(seen), seen);
+  }
+  progress.clear();
+  e = {r.epoch + 1, loss_sum / double(seen), double(correct) / double(seen), NAN, r.opt->lr(),
+       progress.epoch_seconds(), double(seen) / progress.epoch_seconds()};
+  return "";
+}
+
+// After a NaN/inf step: stops (throws), or goes back to the last checkpoint with a lower learning rate.
+void on_nonfinite(Run& r, const std::string& what) {
+  const TrainOptions& o = r.options;
+  if (o.on_nonfinite == OnNonFinite::stop)
+    throw tg::Error(fmt::format("train: {}; stopped (the checkpoint of epoch {} in {} is intact). Lower the learning "
+                                "rate, or roll back automatically with --on-nonfinite rollback; --detect-anomaly "
+                                "names the op that first gives NaN or inf", what, r.epoch, o.out_dir));
+  tg::check<tg::Error>(r.rollbacks < o.max_rollbacks, "train: {}; stopped after {} rollbacks (learning rate scaled "
+                       "by {:.6g})", what, r.rollbacks, r.lr_scale);
+  const double scale = r.lr_scale * o.rollback_factor;
+  const int64_t rollbacks = r.rollbacks + 1;
+  restore(r, load_checkpoint(r.checkpoint_path));
+  r.lr_scale = scale, r.rollbacks = rollbacks;
+  if (o.verbose)
+    fmt::print("train: {}; rollback {} of {}: back to the checkpoint of epoch {}, learning rate scaled by {:.6g}\n",
+               what, rollbacks, o.max_rollbacks, r.epoch, scale);
+}
+
+// Validation, keep-best, checkpoint, metrics line and summary of a completed epoch.
+void finish_epoch(Run& r, EpochLog e, std::ofstream& metrics) {
+  e.val_accuracy = accuracy(r.model, r.data.val);
+  r.log.push_back(e);
+  r.epoch = e.epoch;
+  if (r.config.train.keep_best && e.val_accuracy > r.best_val) {
+    r.best_val = e.val_accuracy, r.best_epoch = e.epoch, r.best_model.clear();
+    for (const auto& [name, t] : r.model.state_dict()) r.best_model[name] = t.clone();
+  }
+  save_checkpoint(r.checkpoint_path, snapshot(r));
+  metrics << epoch_json(e) << "\n" << std::flush;
+  if (r.options.verbose)
+    fmt::print("epoch {:>2}/{}  loss {:.4f}  train acc {:.3f}  val acc {}  {:.1f}s  {:.0f} sent/s\n", e.epoch,
+               r.config.train.epochs, e.train_loss, e.train_accuracy,
+               std::isnan(e.val_accuracy) ? "  -  " : fmt::format("{:.3f}", e.val_accuracy), e.seconds,
+               e.sentences_per_second);
+}
+
+// Starts the run (checkpoint of epoch 0, for a rollback in the first epoch) or continues it from its checkpoint.
+void start(Run& r) {
+  if (!r.options.resume) return save_checkpoint(r.checkpoint_path, snapshot(r));
+  tg::check<tg::ValueError>(fs::exists(r.checkpoint_path), "resume: no checkpoint in '{}' (no {}); `sentiment train "
+                            "--out {}` writes one after every epoch", r.options.out_dir, r.checkpoint_path,
+                            r.options.out_dir);
+  Checkpoint c = load_checkpoint(r.checkpoint_path);
+  check_resumable(r, c);
+  restore(r, c);
+  if (r.options.verbose)
+    fmt::print("resuming from {}: {} of {} epochs done\n", r.checkpoint_path, r.epoch, r.config.train.epochs);
+}
+
+// The model directory of a finished run, and the test metrics of its final (or best) weights.
+TrainResult finish(Run& r) {
+  const fs::path out(r.options.out_dir);
+  if (r.config.train.keep_best && !r.best_model.empty()) r.model.load_state_dict(r.best_model);  // none: no val
+  r.model.save((out / "model.safetensors").string());
+  r.data.vocab.save((out / "vocab.txt").string());
+  write_text(out / "config.json", nlohmann::json(r.config).dump(2) + "\n");
+  write_text(out / "learning_curve.svg", learning_curve_svg(r.log, "sentiment: " + r.config.name));
   std::vector<int64_t> truth;
-  for (const Encoded& e : data.test) truth.push_back(e.label);
-  result.test = compute_metrics(predict_labels(model, data.test), truth, config.model.num_classes);
-  return result;
+  for (const Encoded& e : r.data.test) truth.push_back(e.label);
+  return {r.log, compute_metrics(predict_labels(r.model, r.data.test), truth, r.config.model.num_classes), r.rollbacks,
+          r.lr_scale};
+}
+
+}  // namespace
+
+TrainResult train(Config config, const Data& data, const TrainOptions& options) {
+  tg::check<tg::ValueError>(options.rollback_factor > 0 && options.rollback_factor < 1,
+                            "train: rollback_factor must be in (0, 1), got {}", options.rollback_factor);
+  tg::check<tg::ValueError>(options.max_rollbacks >= 0, "train: max_rollbacks must be >= 0, got {}",
+                            options.max_rollbacks);
+  tg::check<tg::ValueError>(!options.out_dir.empty(), "train: no output directory given");
+  tg::manual_seed(options.seed);
+  config.model.vocab_size = data.vocab.size();
+  tg::AnomalyGuard anomaly(options.detect_anomaly || tg::anomaly_mode_enabled());
+  Run r(config, data, options);
+  fs::create_directories(options.out_dir);
+  start(r);
+  std::ofstream metrics(fs::path(options.out_dir) / "metrics.jsonl");  // rewritten: a resume drops lines past its checkpoint
+  for (const EpochLog& e : r.log) metrics << epoch_json(e) << "\n";
+  Progress progress(config.train.epochs, r.per_epoch);
+  while (r.epoch < config.train.epochs) {
+    EpochLog e;
+    if (std::string bad = train_epoch(r, progress, e); !bad.empty()) {
+      progress.clear();
+      on_nonfinite(r, bad);
+      continue;
+    }
+    finish_epoch(r, e, metrics);
+    if (options.on_epoch_end && !options.on_epoch_end(r.log.back())) break;
+  }
+  return finish(r);
 }
 
 LoadedModel load_model(const std::string& dir) {

@@ -1,5 +1,7 @@
 #pragma once
-// Training, evaluation and the model directory (weights, vocabulary, configuration, metrics, plots).
+// Training, evaluation and the model directory (weights, vocabulary, configuration, metrics, plots,
+// checkpoint).
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,12 +24,47 @@ Data prepare_data(const std::string& path, const Config& config, uint64_t seed, 
 
 struct TrainResult {
   std::vector<EpochLog> log;
-  Metrics test;  ///< on the test split, after the last (or best-on-validation) epoch
+  Metrics test;           ///< on the test split, after the last (or best-on-validation) epoch
+  int64_t rollbacks = 0;  ///< rollbacks after a NaN/inf step (OnNonFinite::rollback), resumed runs included
+  double lr_scale = 1;    ///< the learning-rate factor those rollbacks left (rollback_factor^rollbacks)
 };
 
-/// Trains a fresh classifier on data.train and writes the model directory `out_dir` (created if needed):
-/// model.safetensors, vocab.txt, config.json, metrics.jsonl, learning_curve.svg. Deterministic per seed.
-TrainResult train(Config config, const Data& data, const std::string& out_dir, uint64_t seed, bool verbose = true);
+/// What train does when a step gives a NaN or inf loss or gradient. That step is never applied.
+enum class OnNonFinite {
+  stop,      ///< throw tg::Error naming the epoch, the step and the value; the last checkpoint stays intact
+  rollback,  ///< reload the last checkpoint, scale the learning rate by rollback_factor, and go on
+};
+
+struct TrainOptions {
+  std::string out_dir;  ///< the model directory; checkpoint.safetensors there is replaced after every epoch
+  uint64_t seed = 0;
+  bool verbose = true;
+  /// Continue from out_dir/checkpoint.safetensors: the weights, optimizer state, schedule position,
+  /// generator states, keep-best state and metrics of its last epoch. ValueError when there is none, or
+  /// when it is of another configuration (train.epochs aside), seed or data.
+  bool resume = false;
+  OnNonFinite on_nonfinite = OnNonFinite::stop;
+  double rollback_factor = 0.5;  ///< in (0, 1): the learning rate's factor per rollback
+  int64_t max_rollbacks = 3;     ///< one more non-finite step after these stops as OnNonFinite::stop does
+  /// Train under tg::AnomalyGuard: the first op whose forward or backward gives NaN or inf throws
+  /// ValueError naming it (and the epoch and step). Slower (each output is scanned); for finding the cause.
+  bool detect_anomaly = false;
+  /// Called after each epoch, once its checkpoint is written; returning false ends training there, as if
+  /// the configured epochs were done (the model directory is written; `resume` can continue the run).
+  std::function<bool(const EpochLog&)> on_epoch_end = nullptr;
+};
+
+/// Trains a classifier on data.train (or continues one, `resume`) and writes the model directory
+/// `options.out_dir` (created if needed): model.safetensors, vocab.txt, config.json, metrics.jsonl,
+/// learning_curve.svg, and checkpoint.safetensors after every epoch (and before the first). Deterministic
+/// per seed: a resumed run ends with the same weights and metrics as an uninterrupted one. ValueError for
+/// a bad option; tg::Error for a NaN/inf step (see OnNonFinite) or a failed write.
+TrainResult train(Config config, const Data& data, const TrainOptions& options);
+/// The same with default options.
+inline TrainResult train(Config config, const Data& data, const std::string& out_dir, uint64_t seed,
+                         bool verbose = true) {
+  return train(std::move(config), data, TrainOptions{.out_dir = out_dir, .seed = seed, .verbose = verbose});
+}
 
 /// Class predictions (argmax) of `model` on `data`, batched, in eval mode without recording a graph.
 std::vector<int64_t> predict_labels(Classifier& model, const std::vector<Encoded>& data);
