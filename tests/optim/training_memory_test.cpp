@@ -18,7 +18,7 @@ namespace {
 
 // Under AddressSanitizer resident memory says nothing about our allocations: freed blocks wait in ASan's
 // quarantine (256 MB by default) before reuse, and Storage recycles no buffers. That build runs fewer
-// steps and checks only the live buffer count; LeakSanitizer checks for anything unreachable at exit.
+// steps (500) and checks only the live buffer count; LeakSanitizer checks for anything unreachable at exit.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kAsan = true;
 #elif defined(__has_feature)
@@ -26,7 +26,7 @@ constexpr bool kAsan = __has_feature(address_sanitizer);
 #else
 constexpr bool kAsan = false;
 #endif
-constexpr int kWarmup = kAsan ? 100 : 1000, kSteps = kAsan ? 1000 : 10'000;
+constexpr int kWarmup = kAsan ? 100 : 1000, kSteps = kAsan ? 500 : 10'000;
 
 // Resident set size now, in bytes (/proc/self/statm: pages).
 int64_t resident_bytes() {
