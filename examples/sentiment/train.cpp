@@ -224,8 +224,8 @@ void on_nonfinite(Run& r, const std::string& what) {
     throw tg::Error(fmt::format("train: {}; stopped (the checkpoint of epoch {} in {} is intact). Lower the learning "
                                 "rate, or roll back automatically with --on-nonfinite rollback; --detect-anomaly "
                                 "names the op that first gives NaN or inf", what, r.epoch, o.out_dir));
-  tg::check<tg::Error>(r.rollbacks < o.max_rollbacks, "train: {}; stopped after {} rollbacks (learning rate scaled "
-                       "by {:.6g})", what, r.rollbacks, r.lr_scale);
+  tg::check<tg::Error>(r.rollbacks < o.max_rollbacks, "train: {}; stopped: all {} rollbacks used (learning rate scaled "
+                       "by {:.6g}); lower the learning rate", what, o.max_rollbacks, r.lr_scale);
   const double scale = r.lr_scale * o.rollback_factor;
   const int64_t rollbacks = r.rollbacks + 1;
   restore(r, load_checkpoint(r.checkpoint_path));

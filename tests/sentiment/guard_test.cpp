@@ -74,7 +74,7 @@ TEST_CASE("rollbacks are capped: past max_rollbacks training stops with an error
                                                       .on_nonfinite = OnNonFinite::rollback, .max_rollbacks = 2});
   CAPTURE(error);
   CHECK(error.find("loss is nan at epoch 1, step 2 (batch 2 of 6, lr 2.5e+29)") != std::string::npos);  // 1e30 / 4
-  CHECK(error.find("stopped after 2 rollbacks (learning rate scaled by 0.25)") != std::string::npos);
+  CHECK(error.find("stopped: all 2 rollbacks used (learning rate scaled by 0.25)") != std::string::npos);
 }
 
 TEST_CASE("detect_anomaly names the op whose output first holds NaN or inf, and where in training") {
