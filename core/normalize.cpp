@@ -1,8 +1,12 @@
-// Softmax, log-softmax and layer-norm statistics: the kernels whose naive forms overflow or cancel.
-// Softmax subtracts the row max; layer norm takes mean and variance in two passes in double.
+// Softmax, log-softmax (forward and backward) and layer-norm statistics: the kernels whose naive forms
+// overflow or cancel, or that would be several passes as compositions. Softmax subtracts the row max;
+// layer norm takes mean and variance in two passes in double.
+#include <array>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
+#include "core/fast_math.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
 #include "core/parallel.h"
@@ -10,31 +14,68 @@
 namespace tg {
 namespace {
 
-// Applies f(in, out, n, stride) to every line along `dim` of a contiguous copy of x.
-template <class F>
-Tensor along(const Tensor& x, int64_t dim, const char* op, F f) {
+// Applies f(ins, out, n, stride) to every line along `dim` of contiguous copies of the inputs (all of x's
+// shape), where ins[k] points at the line's first element in input k.
+template <size_t N, class F>
+Tensor along(const std::array<Tensor, N>& xs, int64_t dim, const char* op, F f) {
+  const Tensor& x = xs[0];
   dim = normalize_dim(dim, x.dim(), op);
-  Tensor c = x.contiguous();
+  std::array<Tensor, N> c;
+  for (size_t k = 0; k < N; ++k) {
+    check<ShapeError>(xs[k].shape() == x.shape(), "{}: shapes differ: {} vs {}", op, xs[k].shape(), x.shape());
+    check<DTypeError>(xs[k].dtype() == x.dtype(), "{}: dtypes differ: {} vs {}", op, xs[k].dtype(), x.dtype());
+    c[k] = xs[k].contiguous();
+  }
   Tensor out = empty(x.shape(), x.dtype());
   detail::Around a = detail::around(x.shape(), x.dim() ? dim : 0);
   detail::dispatch_float(x.dtype(), op, [&](auto z) {
     using T = decltype(z);
-    const T* pi = c.data<T>();
     T* po = out.data<T>();
     parallel_for(a.outer * a.inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(a.n, 1)), [&](int64_t lo, int64_t hi) {
+      std::array<const T*, N> in;
       for (int64_t r = lo; r < hi; ++r) {
         int64_t base = (r / a.inner) * a.n * a.inner + r % a.inner;
-        f(pi + base, po + base, a.n, a.inner);
+        for (size_t k = 0; k < N; ++k) in[k] = c[k].template data<T>() + base;
+        f(in, po + base, a.n, a.inner);
       }
     });
   });
   return out;
 }
 
+// op folded over a contiguous line in 8 independent lanes: g++ does not reorder a floating-point reduction
+// itself, and the lanes let it vectorise. op(acc, j) returns the new accumulator for element j.
+template <class A, class Op>
+A fold8(int64_t n, A init, Op op) {
+  A acc[8] = {init, init, init, init, init, init, init, init};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int k = 0; k < 8; ++k) acc[k] = op(acc[k], j + k);
+  A r = init;
+  for (; j < n; ++j) r = op(r, j);
+  for (int k = 0; k < 8; ++k) r = op.combine(r, acc[k]);
+  return r;
+}
+struct MaxOf {  // like std::max: a NaN element is passed over (it reaches the output through exp)
+  const float* p;
+  float operator()(float a, int64_t j) const { return a < p[j] ? p[j] : a; }
+  float combine(float a, float b) const { return a < b ? b : a; }
+};
+template <class A, class Term>
+struct SumOf {
+  Term term;
+  A operator()(A a, int64_t j) const { return a + term(j); }
+  A combine(A a, A b) const { return a + b; }
+};
+template <class A = float, class Term>
+A sum8(int64_t n, Term term) { return fold8(n, A(0), SumOf<A, Term>{term}); }
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
 // Max of a strided line, and log Σ exp(x - max); an all -inf line gives max -inf.
 template <class T>
 std::pair<double, double> max_and_log_sum(const T* in, int64_t n, int64_t s) {
-  double m = -std::numeric_limits<double>::infinity();
+  double m = -kInf;
   for (int64_t j = 0; j < n; ++j) m = std::max(m, double(in[j * s]));
   double sum = 0;
   if (std::isfinite(m))
@@ -42,27 +83,86 @@ std::pair<double, double> max_and_log_sum(const T* in, int64_t n, int64_t s) {
   return {m, std::log(sum)};
 }
 
+// Contiguous f32 lines (the last dim: attention scores, logits) run in f32 with the vectorised exp; other
+// lines, and f64, in double with libm.
+void softmax_f32(const float* in, float* out, int64_t n) {
+  const float m = fold8(n, -INFINITY, MaxOf{in});
+  if (m == -INFINITY) {  // fully masked line: zeros, not NaN
+    for (int64_t j = 0; j < n; ++j) out[j] = 0;
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) out[j] = detail::exp_f32(in[j] - m);
+  const float inv = 1.0f / sum8(n, [out](int64_t j) { return out[j]; });
+  for (int64_t j = 0; j < n; ++j) out[j] *= inv;
+}
+
+void log_softmax_f32(const float* in, float* out, int64_t n) {
+  const float m = fold8(n, -INFINITY, MaxOf{in});
+  const float sum = std::isfinite(m) ? sum8(n, [in, m](int64_t j) { return detail::exp_f32(in[j] - m); }) : 0.0f;
+  const float ls = std::log(sum);
+  for (int64_t j = 0; j < n; ++j) out[j] = (in[j] - m) - ls;
+}
+
+template <class T>
+constexpr bool is_f32 = std::is_same_v<T, float>;
+
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim) {
-  return along(x, dim, "softmax", [](const auto* in, auto* out, int64_t n, int64_t s) {
-    using T = std::remove_cv_t<std::remove_reference_t<decltype(*in)>>;
-    double m = -std::numeric_limits<double>::infinity(), sum = 0;
-    for (int64_t j = 0; j < n; ++j) m = std::max(m, double(in[j * s]));
-    if (m == -std::numeric_limits<double>::infinity()) {  // fully masked line: zeros, not NaN
+  return along<1>({x}, dim, "softmax", [](const auto& in, auto* out, int64_t n, int64_t s) {
+    using T = std::remove_cv_t<std::remove_reference_t<decltype(*out)>>;
+    if constexpr (is_f32<T>)
+      if (s == 1) return softmax_f32(in[0], out, n);
+    double m = -kInf, sum = 0;
+    for (int64_t j = 0; j < n; ++j) m = std::max(m, double(in[0][j * s]));
+    if (m == -kInf) {  // fully masked line: zeros, not NaN
       for (int64_t j = 0; j < n; ++j) out[j * s] = T(0);
       return;
     }
-    for (int64_t j = 0; j < n; ++j) sum += double(out[j * s] = T(std::exp(double(in[j * s]) - m)));
+    for (int64_t j = 0; j < n; ++j) sum += double(out[j * s] = T(std::exp(double(in[0][j * s]) - m)));
     for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(out[j * s]) / sum);
   });
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim) {
-  return along(x, dim, "log_softmax", [](const auto* in, auto* out, int64_t n, int64_t s) {
-    using T = std::remove_cv_t<std::remove_reference_t<decltype(*in)>>;
-    auto [m, log_sum] = max_and_log_sum(in, n, s);
-    for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(in[j * s]) - m - log_sum);
+  return along<1>({x}, dim, "log_softmax", [](const auto& in, auto* out, int64_t n, int64_t s) {
+    using T = std::remove_cv_t<std::remove_reference_t<decltype(*out)>>;
+    if constexpr (is_f32<T>)
+      if (s == 1) return log_softmax_f32(in[0], out, n);
+    auto [m, log_sum] = max_and_log_sum(in[0], n, s);
+    for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(in[0][j * s]) - m - log_sum);
+  });
+}
+
+Tensor softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim) {
+  return along<2>({dy, y}, dim, "softmax_backward", [](const auto& in, auto* out, int64_t n, int64_t s) {
+    using T = std::remove_cv_t<std::remove_reference_t<decltype(*out)>>;
+    const T *g = in[0], *p = in[1];
+    if constexpr (is_f32<T>)
+      if (s == 1) {
+        const float dot = sum8(n, [g, p](int64_t j) { return g[j] * p[j]; });
+        for (int64_t j = 0; j < n; ++j) out[j] = p[j] * (g[j] - dot);
+        return;
+      }
+    double dot = 0;
+    for (int64_t j = 0; j < n; ++j) dot += double(g[j * s]) * double(p[j * s]);
+    for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(p[j * s]) * (double(g[j * s]) - dot));
+  });
+}
+
+Tensor log_softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim) {
+  return along<2>({dy, y}, dim, "log_softmax_backward", [](const auto& in, auto* out, int64_t n, int64_t s) {
+    using T = std::remove_cv_t<std::remove_reference_t<decltype(*out)>>;
+    const T *g = in[0], *ly = in[1];
+    if constexpr (is_f32<T>)
+      if (s == 1) {
+        const float total = sum8(n, [g](int64_t j) { return g[j]; });
+        for (int64_t j = 0; j < n; ++j) out[j] = g[j] - detail::exp_f32(ly[j]) * total;
+        return;
+      }
+    double total = 0;
+    for (int64_t j = 0; j < n; ++j) total += double(g[j * s]);
+    for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(g[j * s]) - std::exp(double(ly[j * s])) * total);
   });
 }
 
@@ -97,3 +197,4 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps) {
 }
 
 }  // namespace tg
+

@@ -106,6 +106,10 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor softmax(const Tensor& x, int64_t dim);
 /// log softmax along `dim`: x - logsumexp(x), stable for logits of any size.
 Tensor log_softmax(const Tensor& x, int64_t dim);
+/// The gradient of softmax in one pass, y·(dy - Σ_dim dy·y), from the output y (dy and y of one shape).
+Tensor softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim);
+/// The gradient of log_softmax in one pass: dy - e^y·Σ_dim dy, from the output y.
+Tensor log_softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim);
 /// Layer-norm statistics over the last `normalized_ndim` dims (two-pass in double: exact for rows with a
 /// large mean and tiny variance). `output` = (x - mean)·rstd; mean, rstd keep the normalized dims as size 1.
 struct Normalized {

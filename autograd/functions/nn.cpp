@@ -18,15 +18,18 @@ Variable index_select_backward(const Variable& src, const Shape& shape, int64_t 
 
 }  // namespace
 
-// y = softmax(x).  dx = y·(dy - Σ dy·y).
+// y = softmax(x).  dx = y·(dy - Σ dy·y): one core kernel, or the composition when the backward itself is
+// recorded (create_graph), so that it can be differentiated again.
 Variable softmax(const Variable& x, int64_t dim) {
   return record("softmax", tg::softmax(x.value(), dim), {x}, [dim](const Variable& dy, const Variable& y) -> Grads {
+    if (!grad_mode_enabled()) return {Variable(softmax_backward(dy.value(), y.value(), dim))};
     return {y * (dy - sum(dy * y, {dim}, true))};
   }, true);
 }
-// y = x - logsumexp(x).  dx = dy - eʸ·Σ dy.
+// y = x - logsumexp(x).  dx = dy - eʸ·Σ dy (one kernel unless recorded, as softmax).
 Variable log_softmax(const Variable& x, int64_t dim) {
   return record("log_softmax", tg::log_softmax(x.value(), dim), {x}, [dim](const Variable& dy, const Variable& y) -> Grads {
+    if (!grad_mode_enabled()) return {Variable(log_softmax_backward(dy.value(), y.value(), dim))};
     return {dy - exp(y) * sum(dy, {dim}, true)};
   }, true);
 }

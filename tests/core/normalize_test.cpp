@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/fast_math.h"
 #include "core/ops.h"
 #include "reference.h"
 
@@ -179,4 +180,48 @@ TEST_CASE("softmax and normalize errors name the op, dim and shape") {
   CHECK_THROWS_WITH_AS(normalize(ones({2, 3}), 1, NAN), doctest::Contains("got nan"), ValueError);
   CHECK_THROWS_WITH_AS(normalize(ones({2, 3}, i64), 1, 1e-5), doctest::Contains("layer_norm: expected a floating dtype"),
                        DTypeError);
+}
+
+TEST_CASE("exp_f32 is within 1 ulp of exp in double, denormals and overflow included") {
+  double worst_ulp = 0, worst_denormal = 0;
+  for (double xd = -110; xd <= 90; xd += 1e-3) {
+    const float x = float(xd);
+    const double got = detail::exp_f32(x), want = std::exp(double(x));
+    if (want > std::numeric_limits<float>::max()) {
+      CHECK(std::isinf(got));
+    } else if (want < std::numeric_limits<float>::min()) {
+      worst_denormal = std::max(worst_denormal, std::fabs(got - want) / std::ldexp(1.0, -149));
+    } else {
+      worst_ulp = std::max(worst_ulp, std::fabs(got - want) / std::ldexp(1.0, std::ilogb(want) - 23));
+    }
+  }
+  CHECK(worst_ulp <= 1.0);
+  CHECK(worst_denormal <= 1.0);
+  CHECK(detail::exp_f32(0.0f) == 1.0f);
+  CHECK(detail::exp_f32(INFINITY) == INFINITY);
+  CHECK(detail::exp_f32(-INFINITY) == 0.0f);
+  CHECK(std::isnan(detail::exp_f32(NAN)));
+  CHECK(detail::exp_f32(-200.0f) == 0.0f);
+}
+
+TEST_CASE("softmax_backward and log_softmax_backward match their compositions along every dim and layout") {
+  const Shape shape = {2, 3, 4};
+  for (DType dt : {f32, f64})
+    for (const Layout& l : layouts(sample(24, 3.0, 5), shape, dt))
+      for (int64_t dim : {0, 1, 2, -1}) {
+        CAPTURE(dt);
+        CAPTURE(l.name);
+        CAPTURE(dim);
+        const double tol = dt == f32 ? 1e-6 : 1e-14;
+        Tensor dy = tensor(sample(24, 2.0, 6), shape, dt);
+        Tensor y = softmax(l.t, dim), ly = log_softmax(l.t, dim);
+        check_tensor(softmax_backward(dy, y, dim), shape, values(y * (dy - sum(dy * y, {dim}, true))), tol, tol);
+        check_tensor(log_softmax_backward(dy, ly, dim), shape, values(dy - exp(ly) * sum(dy, {dim}, true)), tol, tol);
+      }
+}
+
+TEST_CASE("softmax_backward of a fully masked line is zero, and mismatched shapes name both") {
+  Tensor y = softmax(tensor({-INFINITY, -INFINITY, 0, 0}, {2, 2}), 1);
+  check_tensor(softmax_backward(ones({2, 2}), y, 1), {2, 2}, {0, 0, 0, 0});
+  CHECK_THROWS_WITH_AS(softmax_backward(ones({2, 3}), ones({2, 2}), 1), doctest::Contains("(2, 2) vs (2, 3)"), ShapeError);
 }
