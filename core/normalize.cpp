@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <type_traits>
 
 #include "core/fast_math.h"
@@ -198,3 +199,52 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps) {
 
 }  // namespace tg
 
+namespace tg {
+
+// Per row of n: g = dy·w, dx = rstd·(g - mean(g) - x̂·mean(g·x̂)); the column sums dw = Σ dy·x̂ and db = Σ dy
+// are taken per chunk of rows in double and added under a lock. Row sums run in T's precision in 8 lanes.
+LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& xhat, const Tensor& rstd, const Tensor& weight,
+                                   bool with_bias) {
+  check<ShapeError>(dy.shape() == xhat.shape(), "layer_norm_backward: dy {} vs x̂ {}", dy.shape(), xhat.shape());
+  check<DTypeError>(dy.dtype() == xhat.dtype() && rstd.dtype() == xhat.dtype(),
+                    "layer_norm_backward: dtypes differ: {}, {}, {}", dy.dtype(), xhat.dtype(), rstd.dtype());
+  const int64_t rows = rstd.numel(), n = rows ? xhat.numel() / rows : 0;
+  check<ShapeError>(rows * n == xhat.numel(), "layer_norm_backward: rstd {} does not divide x̂ {} into rows",
+                    rstd.shape(), xhat.shape());
+  check<ShapeError>(!weight.defined() || (weight.numel() == n && weight.dtype() == xhat.dtype()),
+                    "layer_norm_backward: weight {} {} for rows of {}", weight.shape(), weight.dtype(), n);
+  Tensor g = dy.contiguous(), h = xhat.contiguous(), r = rstd.contiguous();
+  Tensor w = weight.defined() ? weight.contiguous() : Tensor();
+  LayerNormGrads out{empty(xhat.shape(), xhat.dtype()), {}, {}};
+  std::vector<double> dw(weight.defined() ? n : 0), db(with_bias ? n : 0);
+  std::mutex mu;
+  detail::dispatch_float(xhat.dtype(), "layer_norm_backward", [&](auto z) {
+    using T = decltype(z);
+    const T *pg = g.data<T>(), *ph = h.data<T>(), *pr = r.data<T>(), *pw = w.defined() ? w.data<T>() : nullptr;
+    T* po = out.dx.data<T>();
+    parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
+      std::vector<double> dw_part(dw.size()), db_part(db.size());
+      std::vector<T> gw_buf(n);
+      T* gw = gw_buf.data();
+      for (int64_t row = lo; row < hi; ++row) {
+        const T *gy = pg + row * n, *xh = ph + row * n;
+        T* dx = po + row * n;
+        for (int64_t j = 0; j < n; ++j) gw[j] = pw ? gy[j] * pw[j] : gy[j];
+        const T mg = sum8<T>(n, [&](int64_t j) { return gw[j]; }) / T(n);
+        const T mgx = sum8<T>(n, [&](int64_t j) { return gw[j] * xh[j]; }) / T(n);
+        const T rs = pr[row];
+        for (int64_t j = 0; j < n; ++j) dx[j] = rs * (gw[j] - mg - xh[j] * mgx);
+        for (int64_t j = 0; j < int64_t(dw_part.size()); ++j) dw_part[j] += double(gy[j]) * double(xh[j]);
+        for (int64_t j = 0; j < int64_t(db_part.size()); ++j) db_part[j] += double(gy[j]);
+      }
+      std::lock_guard lock(mu);
+      for (size_t j = 0; j < dw.size(); ++j) dw[j] += dw_part[j];
+      for (size_t j = 0; j < db.size(); ++j) db[j] += db_part[j];
+    });
+  });
+  if (weight.defined()) out.dweight = tensor(dw, weight.shape(), xhat.dtype());
+  if (with_bias) out.dbias = tensor(db, {n}, xhat.dtype());
+  return out;
+}
+
+}  // namespace tg

@@ -116,6 +116,15 @@ struct Normalized {
   Tensor output, mean, rstd;
 };
 Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps);
+/// Gradients of layer_norm's y = x̂·weight + bias from dy, x̂ and rstd (normalize's output and rstd), one
+/// pass per row: with g = dy·weight, dx = rstd·(g - mean(g) - x̂·mean(g·x̂)); dweight = Σ_rows dy·x̂ and
+/// dbias = Σ_rows dy, dweight in weight's shape and dbias flat (dweight undefined without weight, which then
+/// counts as 1; dbias undefined unless with_bias). ShapeError when weight does not hold one value per normalised element.
+struct LayerNormGrads {
+  Tensor dx, dweight, dbias;
+};
+LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& xhat, const Tensor& rstd, const Tensor& weight,
+                                   bool with_bias);
 
 // ---- indexing and joining ----
 /// Entries of x at `index` (i64, 1-D) along `dim`; IndexError naming an index out of range.

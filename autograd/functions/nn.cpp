@@ -35,9 +35,11 @@ Variable log_softmax(const Variable& x, int64_t dim) {
 }
 
 // y = x̂·w + b with x̂ = (x - μ)·rstd over the last k dims.  With g = dy·w:
-// dx = rstd·(g - mean(g) - x̂·mean(g·x̂)), dw = dy·x̂ and db = dy (summed to their shapes by the engine).
-// Under create_graph x̂ and rstd are recomputed from x with differentiable functions, so that the second
-// derivative sees their dependence on x; otherwise the forward's values are reused.
+// dx = rstd·(g - mean(g) - x̂·mean(g·x̂)), dw = dy·x̂ and db = dy (summed to their shapes).
+// An ordinary backward runs the one-pass core kernel on the forward's x̂ and rstd. Under create_graph (or
+// with a weight or bias that broadcasts to the normalised shape instead of having it) the composition runs,
+// and x̂ and rstd are recomputed from x with differentiable functions, so that the second derivative sees
+// their dependence on x.
 Variable layer_norm(const Variable& x, int64_t k, const Variable& weight, const Variable& bias, double eps) {
   Normalized n = normalize(x.value(), k, eps);
   Tensor y = n.output;
@@ -45,8 +47,14 @@ Variable layer_norm(const Variable& x, int64_t k, const Variable& weight, const 
   if (bias) y = tg::add(y, bias.value());
   std::vector<int64_t> dims;
   for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
-  return record("layer_norm", y, {x, weight, bias}, [x, weight, bias, n, dims, eps](const Variable& dy,
-                                                                                     const Variable&) -> Grads {
+  const Shape rows(x.shape().end() - k, x.shape().end());
+  const bool fused = (!weight || weight.shape() == rows) && (!bias || bias.shape() == rows);
+  return record("layer_norm", y, {x, weight, bias}, [x, weight, bias, n, dims, eps, fused](const Variable& dy,
+                                                                                            const Variable&) -> Grads {
+    if (fused && !grad_mode_enabled()) {
+      LayerNormGrads g = layer_norm_backward(dy.value(), n.output, n.rstd, weight ? weight.value() : Tensor(), bool(bias));
+      return {Variable(g.dx), Variable(g.dweight), bias ? Variable(g.dbias.reshape(bias.shape())) : Variable()};
+    }
     Variable xhat(n.output), rstd(n.rstd);
     if (grad_mode_enabled()) {
       Variable centered = x - mean(x, dims, true);

@@ -225,3 +225,31 @@ TEST_CASE("softmax_backward of a fully masked line is zero, and mismatched shape
   check_tensor(softmax_backward(ones({2, 2}), y, 1), {2, 2}, {0, 0, 0, 0});
   CHECK_THROWS_WITH_AS(softmax_backward(ones({2, 3}), ones({2, 2}), 1), doctest::Contains("(2, 2) vs (2, 3)"), ShapeError);
 }
+
+TEST_CASE("layer_norm_backward matches the composition, with and without weight and bias") {
+  for (DType dt : {f32, f64})
+    for (int64_t nn : {1, 2}) {
+      CAPTURE(dt);
+      CAPTURE(nn);
+      const Shape shape = {2, 3, 4};
+      const Shape rows(shape.end() - nn, shape.end());
+      const std::vector<int64_t> dims = nn == 1 ? std::vector<int64_t>{2} : std::vector<int64_t>{1, 2};
+      const std::vector<int64_t> batch = nn == 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0};
+      const double tol = dt == f32 ? 1e-5 : 1e-13;
+      Normalized r = normalize(tensor(sample(24, 3.0, 7), shape, dt), nn, 1e-5);
+      Tensor dy = tensor(sample(24, 2.0, 8), shape, dt), w = tensor(sample(rows.numel(), 1.0, 9), rows, dt);
+      for (bool with_weight : {true, false}) {
+        CAPTURE(with_weight);
+        Tensor g = with_weight ? dy * w : dy;
+        Tensor dx = r.rstd * (g - mean(g, dims, true) - r.output * mean(g * r.output, dims, true));
+        LayerNormGrads got = layer_norm_backward(dy, r.output, r.rstd, with_weight ? w : Tensor(), true);
+        check_tensor(got.dx, shape, values(dx), tol, tol);
+        check_tensor(got.dbias, {rows.numel()}, values(sum(dy, batch)), tol, tol);
+        CHECK(got.dweight.defined() == with_weight);
+        if (with_weight) check_tensor(got.dweight, rows, values(sum(dy * r.output, batch)), tol, tol);
+      }
+      CHECK_FALSE(layer_norm_backward(dy, r.output, r.rstd, w, false).dbias.defined());
+    }
+  CHECK_THROWS_WITH_AS(layer_norm_backward(ones({2, 4}), ones({2, 4}), ones({2, 1}), ones({3}), false),
+                       doctest::Contains("weight (3,)"), ShapeError);
+}
