@@ -4,8 +4,10 @@
 #include "optim/adam.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "core/ops.h"
+#include "core/parallel.h"
 
 namespace tg::optim {
 
@@ -31,6 +33,48 @@ Adam::Adam(std::string name, std::vector<ParamGroup> groups, const AdamOptions& 
   register_flag("amsgrad", options_.amsgrad);
 }
 
+namespace {
+
+// The scalars of one parameter's update.
+struct AdamScalars {
+  double beta1, beta2, lr, weight_decay, eps, step_size, sqrt_bias_correction2;
+  bool decoupled, amsgrad;
+};
+
+// One pass over a parameter doing what torch's op-by-op update does, element by element with the same
+// roundings (a scalar operand of a tensor op is first rounded to T, an in-place update with a double
+// factor runs in double): the same values as six tensor ops, without their passes and two temporaries.
+// The options are compile-time constants inside the loop, so that g++ vectorises it.
+template <class T>
+void adam_update(T* p, const T* g, T* m, T* v, T* v_max, int64_t n, const AdamScalars& a) {
+  const T b1 = T(a.beta1), b2 = T(a.beta2), shrink = T(1 - a.lr * a.weight_decay), sbc2 = T(a.sqrt_bias_correction2),
+          eps = T(a.eps);
+  const double wd = a.weight_decay, c1 = 1 - a.beta1, c2 = 1 - a.beta2, neg_step = -a.step_size;
+  auto run = [&](auto decay, auto amsgrad) {  // decay: 0 none, 1 L2 (Adam), 2 decoupled (AdamW)
+    parallel_for(n, 1 << 14, [=](int64_t lo, int64_t hi) {  // by value: no scalar may alias p, m or v
+      for (int64_t i = lo; i < hi; ++i) {
+        T gi = g[i];
+        if constexpr (decay == 2) p[i] = p[i] * shrink;           // AdamW: p ← p·(1 − lr·λ)
+        if constexpr (decay == 1) gi = T(gi + wd * p[i]);         // Adam: L2, g ← g + λ·p
+        m[i] = T(m[i] * b1 + c1 * gi);                            // m ← β1·m + (1 − β1)·g
+        v[i] = T(T(v[i] * b2) + c2 * gi * gi);                    // v ← β2·v + (1 − β2)·g²
+        T v_used = v[i];
+        if constexpr (amsgrad) v_used = v_max[i] = v_max[i] < v[i] ? v[i] : v_max[i];  // v_max ← max(v_max, v)
+        const T denom = T(std::sqrt(v_used) / sbc2) + eps;        // √v̂ + ε
+        p[i] = T(p[i] + neg_step * m[i] / denom);                 // p ← p − lr·m̂ / (√v̂ + ε)
+      }
+    });
+  };
+  auto with_decay = [&](auto amsgrad) {
+    if (a.decoupled) run(std::integral_constant<int, 2>{}, amsgrad);
+    else if (wd != 0) run(std::integral_constant<int, 1>{}, amsgrad);
+    else run(std::integral_constant<int, 0>{}, amsgrad);
+  };
+  a.amsgrad ? with_decay(std::true_type{}) : with_decay(std::false_type{});
+}
+
+}  // namespace
+
 void Adam::step() {
   NoGradGuard no_grad;
   const auto [beta1, beta2] = options_.betas;
@@ -45,17 +89,21 @@ void Adam::step() {
     }
     if (options_.amsgrad && !max_exp_avg_sq_[i].defined()) max_exp_avg_sq_[i] = zeros_like(p);
     const double t = double(++steps_[i]);
-
-    if (decoupled_) p.mul_(1 - lr * wd);        // AdamW: p ← p·(1 − lr·λ)
-    else if (wd != 0) g = g.clone().add_(p, wd);  // Adam: L2, g ← g + λ·p
-    m.mul_(beta1).add_(g, 1 - beta1);           // m ← β1·m + (1 − β1)·g
-    v.mul_(beta2).addcmul_(g, g, 1 - beta2);    // v ← β2·v + (1 − β2)·g²
     const double bias_correction1 = 1 - std::pow(beta1, t), bias_correction2 = 1 - std::pow(beta2, t);
-    const double step_size = lr / bias_correction1;  // lr / (1 − β1ᵗ): m̂ = m / (1 − β1ᵗ) folded in
-    if (options_.amsgrad) max_exp_avg_sq_[i].copy_(maximum(max_exp_avg_sq_[i], v));  // v_max ← max(v_max, v)
-    const Tensor& v_used = options_.amsgrad ? max_exp_avg_sq_[i] : v;
-    Tensor denom = sqrt(v_used) / std::sqrt(bias_correction2) + options_.eps;  // √v̂ + ε
-    p.addcdiv_(m, denom, -step_size);                                          // p ← p − lr·m̂ / (√v̂ + ε)
+    // lr / (1 − β1ᵗ): m̂ = m / (1 − β1ᵗ) folded into the step size.
+    const AdamScalars a{beta1, beta2, lr, wd, options_.eps, lr / bias_correction1, std::sqrt(bias_correction2),
+                        decoupled_, options_.amsgrad};
+    // The state is created contiguous; a strided parameter (a view) is updated through a contiguous copy.
+    Tensor pc = p.contiguous(), gc = g.contiguous();
+    if (p.dtype() == f32)
+      adam_update(pc.data<float>(), gc.data<float>(), m.data<float>(), v.data<float>(),
+                  a.amsgrad ? max_exp_avg_sq_[i].data<float>() : nullptr, p.numel(), a);
+    else
+      adam_update(pc.data<double>(), gc.data<double>(), m.data<double>(), v.data<double>(),
+                  a.amsgrad ? max_exp_avg_sq_[i].data<double>() : nullptr, p.numel(), a);
+    if (!p.is_contiguous()) p.copy_(pc);
+    else ++p.storage()->version;  // as an in-place op would: autograd must see that p changed
+    ++m.storage()->version, ++v.storage()->version;
   }
 }
 
