@@ -124,8 +124,12 @@ struct Sink {
       return;
     }
     if (!m->requires_grad) return;
-    // A fresh copy on first store: an op may hand the same tensor to several inputs.
-    if (!m->grad) m->grad = std::make_shared<Variable>(create_graph ? g : Variable(g.value().clone()));
+    // A fresh copy on first store (an op may hand the same tensor to several inputs), unless the gradient is
+    // a contiguous tensor that nothing else holds, which is then the leaf's alone: most are, and the copy of a
+    // large embedding's gradient on every step is a pass over memory for nothing.
+    const Tensor& v = g.value();
+    const bool own = v.is_contiguous() && v.storage().use_count() == 1;
+    if (!m->grad) m->grad = std::make_shared<Variable>(create_graph || own ? g : Variable(v.clone()));
     else *m->grad = create_graph ? *m->grad + g : Variable(m->grad->value() + g.value());
   }
 };
