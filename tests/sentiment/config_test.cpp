@@ -27,6 +27,9 @@ void check_same(const Config& a, const Config& b) {
   CHECK(m.activation == n.activation);
   CHECK(m.norm_first == n.norm_first);
   CHECK(m.pooling == n.pooling);
+  CHECK(m.positional == n.positional);
+  CHECK(m.token_dropout == n.token_dropout);
+  CHECK(m.embedding_std == n.embedding_std);
   CHECK(m.num_classes == n.num_classes);
   const TrainConfig &t = a.train, &u = b.train;
   CHECK(t.epochs == u.epochs);
@@ -80,7 +83,7 @@ TEST_CASE("Config JSON round trip keeps every field, through text") {
   custom.name = "custom-1";
   custom.model = {.vocab_size = 99, .max_len = 17, .d_model = 24, .num_heads = 3, .num_layers = 5,
                   .dim_feedforward = 40, .dropout = 0.123456789, .activation = "gelu", .norm_first = true,
-                  .pooling = "max", .num_classes = 3};
+                  .pooling = "max", .positional = "none", .token_dropout = 0.25, .embedding_std = 0.0625, .num_classes = 3};
   custom.train = {.epochs = 7, .batch_size = 9, .optimizer = "adamw", .lr = 1.5e-4, .weight_decay = 0.3,
                   .label_smoothing = 0.05, .warmup_epochs = 2, .schedule = "cosine", .clip_grad_norm = 1.25,
                   .val_fraction = 0.2, .keep_best = true, .min_freq = 3};

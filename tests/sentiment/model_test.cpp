@@ -109,3 +109,22 @@ TEST_CASE("eval mode is deterministic; train mode applies dropout") {
   model.train();
   CHECK(max_abs_diff(model.forward(b.tokens, b.pad_mask).value(), e1) > 0);
 }
+
+TEST_CASE("embedding_std scales the initial token embeddings (N(0, 1) by default, as PyTorch)") {
+  auto token_weights = [](const ModelConfig& c) {
+    tg::manual_seed(3);
+    Classifier model(c);
+    for (const auto& [name, p] : model.named_parameters())
+      if (name == "token_embedding.weight") return p.value().to_vector<double>();
+    FAIL("no token_embedding.weight");
+    return std::vector<double>{};
+  };
+  ModelConfig c = tiny();
+  std::vector<double> unit = token_weights(c);
+  c.embedding_std = 0.25;
+  std::vector<double> small = token_weights(c);
+  REQUIRE(small.size() == unit.size());
+  for (size_t i = 0; i < unit.size(); ++i) CHECK(small[i] == doctest::Approx(0.25 * unit[i]).epsilon(1e-6));
+  c.embedding_std = 0;
+  CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("embedding_std must be > 0, got 0"), tg::ValueError);
+}
