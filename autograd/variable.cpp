@@ -85,6 +85,10 @@ Variable record(std::string name, Tensor value, const std::vector<Variable>& inp
   node->name = std::move(name);
   node->backward = std::move(backward);
   node->sequence = g_sequence++;
+  node->inputs.reserve(inputs.size());  // one allocation per vector, not one per doubling
+  node->input_shapes.reserve(inputs.size());
+  node->input_dtypes.reserve(inputs.size());
+  node->versions.reserve(inputs.size());
   for (const Variable& v : inputs) {
     node->inputs.push_back(v.requires_grad() ? v.meta() : nullptr);
     node->input_shapes.push_back(v.shape());
