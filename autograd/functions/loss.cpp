@@ -60,12 +60,23 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
   if (eps > 0) per = per - tg::sum(logp * w, {1}) * valid * (eps / double(C));
   per = per / D;
   const Tensor loss = o.reduction == Reduction::none ? per.reshape(target.shape()) : tg::sum(per);
-  const Tensor a = scatter_add(w.unsqueeze(0) * valid.unsqueeze(1) * (eps / double(C) / D), 1, safe,
-                               (wt * ((1 - eps) / D)).unsqueeze(1));  // (N, C)
-  const Tensor a_sum = tg::sum(a, {1}, true);                         // (N, 1)
+  // Σ_c a_ic, without forming a: valid_i·(ε/C)·Σ w / D + (1-ε)·w[t_i] / D.
+  const Tensor a_sum = (valid * (eps / double(C) / D * tg::sum(w).item()) + wt * ((1 - eps) / D)).unsqueeze(1);
   const bool none = o.reduction == Reduction::none;
-  return record("cross_entropy", loss, {z}, [z, a, a_sum, none, N](const Variable& dy, const Variable&) -> Grads {
-    return {(softmax(z, 1) * Variable(a_sum) - Variable(a)) * (none ? dy.reshape({N, 1}) : dy)};
+  return record("cross_entropy", loss, {z}, [z, w, valid, safe, wt, a_sum, eps, C, D, none, N](const Variable& dy,
+                                                                                             const Variable&) -> Grads {
+    const Variable g = none ? dy.reshape({N, 1}) : dy;  // (N, 1) or a scalar
+    const double uniform = eps / double(C) / D, onehot = (1 - eps) / D;
+    if (grad_mode_enabled()) {  // recorded (create_graph): the composition, with a formed densely
+      const Tensor a = scatter_add(w.unsqueeze(0) * valid.unsqueeze(1) * uniform, 1, safe, (wt * onehot).unsqueeze(1));
+      return {(softmax(z, 1) * Variable(a_sum) - Variable(a)) * g};
+    }
+    // dz = p·(a_sum·g) - g·valid·(ε/C/D)·w - g·(1-ε)/D·w[t]·onehot(t): one softmax, in-place updates and a
+    // scatter of one value per row, instead of an (N, C) target matrix and four passes over it.
+    Tensor dz = tg::softmax(z.value(), 1);
+    dz.mul_(a_sum * g.value());
+    if (eps > 0) dz.addcmul_(w.unsqueeze(0), valid.unsqueeze(1) * g.value(), -uniform);
+    return {Variable(scatter_add(dz, 1, safe, wt.unsqueeze(1) * g.value() * -onehot))};
   });
 }
 
