@@ -184,12 +184,12 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps) {
     parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         const T* row = pi + r * n;
-        double m = 0, v = 0;
-        for (int64_t j = 0; j < n; ++j) m += double(row[j]);
-        m /= double(n);
-        for (int64_t j = 0; j < n; ++j) v += (double(row[j]) - m) * (double(row[j]) - m);
-        double rs = 1.0 / std::sqrt(v / double(n) + eps);
-        for (int64_t j = 0; j < n; ++j) po[r * n + j] = T((double(row[j]) - m) * rs);
+        T* y = po + r * n;
+        // Both sums in double, in 8 lanes so that they vectorise.
+        const double m = sum8<double>(n, [row](int64_t j) { return double(row[j]); }) / double(n);
+        const double v = sum8<double>(n, [row, m](int64_t j) { return (double(row[j]) - m) * (double(row[j]) - m); });
+        const double rs = 1.0 / std::sqrt(v / double(n) + eps);
+        for (int64_t j = 0; j < n; ++j) y[j] = T((double(row[j]) - m) * rs);
         pm[r] = T(m), pr[r] = T(rs);
       }
     });
