@@ -35,6 +35,16 @@ void update3(Tensor& dst, const Tensor& a, const Tensor& b, F f) {
                    [&](const std::array<int64_t, 3>& o) { pd[o[0]] = f(pd[o[0]], pa[o[1]], pb[o[2]]); });
 }
 
+// A destination with a stride-0 dim of size > 1 (an expand) has several elements at one address: an
+// in-place update would apply to that address once per element (or the last write would win), so it is
+// refused, as PyTorch refuses it. contiguous() or clone() gives a tensor that can be written.
+void check_writable(const Tensor& dst, const char* op) {
+  for (int64_t d = 0; d < dst.dim(); ++d)
+    check<ValueError>(dst.strides()[size_t(d)] != 0 || dst.shape()[size_t(d)] <= 1,
+                      "{}: cannot write in place into a tensor whose elements share memory (shape {}, strides {}); "
+                      "write into its contiguous() or clone() instead", op, dst.shape(), dst.strides());
+}
+
 void check_operand(const Tensor& dst, const Tensor& src, const char* op) {
   check<DTypeError>(src.dtype() == dst.dtype(), "{}: dtypes differ: {} vs {}", op, dst.dtype(), src.dtype());
   check<ShapeError>(broadcast_shapes(dst.shape(), src.shape(), op) == dst.shape(),
@@ -43,6 +53,7 @@ void check_operand(const Tensor& dst, const Tensor& src, const char* op) {
 
 template <class F>
 Tensor& apply(Tensor& dst, const Tensor& a, const Tensor& b, const char* op, F f) {
+  check_writable(dst, op);
   check_operand(dst, a, op);
   check_operand(dst, b, op);
   detail::dispatch_arith(dst.dtype(), op, [&](auto z) {
@@ -56,6 +67,7 @@ Tensor& apply(Tensor& dst, const Tensor& a, const Tensor& b, const char* op, F f
 }  // namespace
 
 Tensor& Tensor::copy_(const Tensor& src) {
+  check_writable(*this, "copy_");
   check<ShapeError>(broadcast_shapes(shape_, src.shape(), "copy_") == shape_,
                     "copy_: source of shape {} does not broadcast to {}", src.shape(), shape_);
   detail::dispatch(dtype_, [&](auto zd) {

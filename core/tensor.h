@@ -91,6 +91,8 @@ class Tensor {
   Tensor to(DType dtype) const;
 
   // ---- in place (bump the storage version) ----
+  // copy_, add_, mul_, addcmul_ and addcdiv_ throw ValueError when this tensor has elements that share
+  // memory (an expand's stride-0 dims): the update would hit one address several times.
   Tensor& fill_(double value);
   Tensor& zero_();
   /// Copies `src` (broadcast to this shape, converted to this dtype) into this tensor's elements.

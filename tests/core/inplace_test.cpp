@@ -160,3 +160,26 @@ TEST_CASE("in-place errors name the op and shapes, and do not bump the version")
   CHECK(m.version() == 0);
   check_tensor(x, {3}, {1, 1, 1});
 }
+
+// An expanded tensor has three elements at one address: add_ used to add 1 three times to it and return
+// [3, 3, 3] (PyTorch refuses); copy_ let the last write win.
+TEST_CASE("in-place writes into an expanded (stride-0) tensor are refused, naming the op, shape and strides") {
+  Tensor base = zeros({1});
+  Tensor e = base.expand({3});
+  CHECK_THROWS_WITH_AS(e.add_(ones({3})),
+                       doctest::Contains("add_: cannot write in place into a tensor whose elements share memory "
+                                         "(shape (3,), strides [0])"),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(e.mul_(2.0), doctest::Contains("mul_: cannot write in place"), ValueError);
+  CHECK_THROWS_WITH_AS(e.addcmul_(ones({3}), ones({3})), doctest::Contains("addcmul_: cannot write in place"), ValueError);
+  CHECK_THROWS_WITH_AS(e.addcdiv_(ones({3}), ones({3})), doctest::Contains("addcdiv_: cannot write in place"), ValueError);
+  CHECK_THROWS_WITH_AS(e.copy_(arange(0, 3)), doctest::Contains("copy_: cannot write in place"), ValueError);
+  CHECK(base.version() == 0);
+  check_tensor(base, {1}, {0});
+  Tensor one_row = zeros({1, 3}).expand({1, 3});  // size-1 dims may have any stride: still writable
+  one_row.add_(ones({3}));
+  check_tensor(one_row, {1, 3}, {1, 1, 1});
+  Tensor c = e.contiguous();
+  c.add_(ones({3}));
+  check_tensor(c, {3}, {1, 1, 1});
+}
