@@ -17,7 +17,7 @@ config() {  # config(lr): a one-layer d_model 8 model, the default recipe otherw
   cat <<JSON
 {"name": "tiny", "model": {"vocab_size": 0, "max_len": 12, "d_model": 8, "num_heads": 2, "num_layers": 1,
  "dim_feedforward": 16, "dropout": 0.1, "activation": "relu", "norm_first": false, "pooling": "mean",
- "positional": "none", "token_dropout": 0.1, "num_classes": 2},
+ "positional": "none", "token_dropout": 0.1, "embedding_std": 1.0, "num_classes": 2},
  "train": {"epochs": 2, "batch_size": 16, "optimizer": "adamw", "lr": $1, "weight_decay": 0.05,
  "label_smoothing": 0.1, "warmup_epochs": 0, "schedule": "constant", "clip_grad_norm": 0.0, "val_fraction": 0.2,
  "keep_best": true, "min_freq": 1}}
