@@ -13,18 +13,19 @@ printf 'text\tlabel\n' >data.tsv
 for i in $(seq 0 59); do
   if ((i % 2)); then printf 'the film %d was dull\t0\n' $((i % 7)); else printf 'the film %d was great\t1\n' $((i % 7)); fi
 done >>data.tsv
-config() {  # config(lr): a one-layer d_model 8 model, the default recipe otherwise
+config() {  # config(lr [batch_size]): a one-layer d_model 8 model, the default recipe otherwise
   cat <<JSON
 {"name": "tiny", "model": {"vocab_size": 0, "max_len": 12, "d_model": 8, "num_heads": 2, "num_layers": 1,
  "dim_feedforward": 16, "dropout": 0.1, "activation": "relu", "norm_first": false, "pooling": "mean",
  "positional": "none", "token_dropout": 0.1, "embedding_std": 1.0, "num_classes": 2},
- "train": {"epochs": 2, "batch_size": 16, "optimizer": "adamw", "lr": $1, "weight_decay": 0.05,
+ "train": {"epochs": 2, "batch_size": ${2:-16}, "optimizer": "adamw", "lr": $1, "weight_decay": 0.05,
  "label_smoothing": 0.1, "warmup_epochs": 0, "schedule": "constant", "clip_grad_norm": 0.0, "val_fraction": 0.2,
  "keep_best": true, "min_freq": 1}}
 JSON
 }
 config 0.002 >tiny.json
 config 1e30 >absurd.json
+config 0.002 0 >batch0.json
 
 fail() { echo "FAIL: $*"; cat out.txt err.txt; exit 1; }
 # expect STATUS TEXT args...: runs `sentiment args...`, checks the exit status and that TEXT is in its output.
@@ -50,4 +51,8 @@ expect 1 "stopped: all 1 rollbacks used" train --data data.tsv --config absurd.j
   --max-rollbacks 1
 grep -qF "rollback 1 of 1: back to the checkpoint of epoch 0, learning rate scaled by 0.5" out.txt || fail "no rollback line"
 expect 1 "anomaly: forward of" train --data data.tsv --config absurd.json --out bad --detect-anomaly
+# Bad values in the config or data: one line naming the value, never a crash.
+expect 1 "error: train: batch_size must be >= 1, got 0" train --data data.tsv --config batch0.json --out bad
+head -5 data.tsv >four.tsv
+expect 1 "training and 0 test sentences; need at least one of each" train --data four.tsv --config tiny.json --out bad
 echo "sentiment CLI: resume, checkpoint errors and NaN guard OK"

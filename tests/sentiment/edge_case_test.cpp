@@ -31,3 +31,47 @@ TEST_CASE("keep_best with an empty validation split keeps the last epoch") {
   CHECK(std::filesystem::exists(dir.path / "model" / "model.safetensors"));
   CHECK_NOTHROW(load_model(out));
 }
+
+namespace {
+
+Config tiny_default() {
+  Config c = config_by_name("default");
+  c.model.d_model = 8, c.model.num_heads = 2, c.model.num_layers = 1, c.model.dim_feedforward = 8;
+  c.train.epochs = 1;
+  return c;
+}
+
+}  // namespace
+
+// A config.json with "batch_size": 0 divided by zero computing the steps per epoch (SIGFPE, exit 136).
+TEST_CASE("train refuses a batch_size, epochs or warmup_epochs out of range before it divides by them") {
+  TempDir dir;
+  Config c = tiny_default();
+  Data data = prepare_data(dir.write("five.tsv", "text\tlabel\ngood\t1\nbad\t0\nfine film\t1\nawful\t0\nnice\t1\n"), c, 0);
+  const std::string out = (dir.path / "model").string();
+  Config bad = c;
+  bad.train.batch_size = 0;
+  CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: batch_size must be >= 1, got 0", tg::ValueError);
+  bad = c, bad.train.epochs = 0;
+  CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: epochs must be >= 1, got 0", tg::ValueError);
+  bad = c, bad.train.warmup_epochs = -3;
+  CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: warmup_epochs must be >= 0, got -3", tg::ValueError);
+  CHECK_FALSE(std::filesystem::exists(dir.path / "model"));  // refused before anything is written
+}
+
+// `sentiment train --data four.tsv` (or a header-only file, or val_fraction 1) trained every epoch and
+// then stopped with "make_batches: no examples to batch" when computing the test metrics.
+TEST_CASE("train refuses data without training or test sentences before the first epoch") {
+  TempDir dir;
+  Config c = tiny_default();
+  const std::string out = (dir.path / "model").string();
+  Data four = prepare_data(dir.write("four.tsv", "text\tlabel\ngood\t1\nbad\t0\nfine film\t1\nawful\t0\n"), c, 0);
+  REQUIRE(four.test.empty());
+  CHECK_THROWS_WITH_AS(train(c, four, out, 0, false),
+                       doctest::Contains("train: 4 training and 0 test sentences; need at least one of each"),
+                       tg::ValueError);
+  Data none = prepare_data(dir.write("header.tsv", "text\tlabel\n"), c, 0);
+  CHECK_THROWS_WITH_AS(train(c, none, out, 0, false), doctest::Contains("train: 0 training and 0 test sentences"),
+                       tg::ValueError);
+  CHECK_FALSE(std::filesystem::exists(dir.path / "model"));
+}
