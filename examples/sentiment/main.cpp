@@ -2,6 +2,7 @@
 // evaluate it, predict with it, and draw what its attention heads look at.
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -153,6 +154,20 @@ int run_attend(const std::string& dir, const std::string& text, const std::strin
   return 0;
 }
 
+// A validator for a whole number >= min. CLI11's PositiveNumber and NonNegativeNumber said "Value 0 not in
+// range 0.000000 to 179769313486231570814527...", also for "abc", and an unsigned option took "-1" as 2^64 - 1.
+template <class T>
+CLI::Validator whole_number(T min) {
+  return CLI::Validator(
+      [min](std::string& s) {
+        T v{};
+        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc() && end == s.data() + s.size() && v >= min) return std::string();
+        return fmt::format("expected a whole number >= {}, got '{}'", min, s);
+      },
+      fmt::format(">={}", min));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,12 +179,13 @@ int main(int argc, char** argv) {
   int threads = 0;
   bool skip = false;
   std::vector<std::string> texts;
-  app.add_option("--threads", threads, "threads for kernels and BLAS (default: all cores)")->check(CLI::PositiveNumber);
+  app.add_option("--threads", threads, "threads for kernels and BLAS (default: all cores)")->check(whole_number(1));
   auto* train = app.add_subcommand("train", "train a classifier and write a model directory");
   train->add_option("--data", data, "TSV/CSV with text and label columns")->capture_default_str();
   train->add_option("--config", config, "reference | default | path to a config.json")->capture_default_str();
-  train->add_option("--epochs", epochs, "override the configuration's epoch count")->check(CLI::PositiveNumber);
-  train->add_option("--seed", seed, "random seed (weights, dropout, shuffling, validation split)")->capture_default_str();
+  train->add_option("--epochs", epochs, "override the configuration's epoch count")->check(whole_number<int64_t>(1));
+  train->add_option("--seed", seed, "random seed (weights, dropout, shuffling, validation split)")
+      ->check(whole_number<uint64_t>(0))->capture_default_str();
   auto* out_opt = train->add_option("--out", out, "model directory to write")->capture_default_str();
   train->add_flag("--skip-malformed", skip, "skip (and count) malformed data lines instead of stopping");
   TrainOptions topt;
@@ -183,7 +199,7 @@ int main(int argc, char** argv) {
   train->add_option("--rollback-factor", topt.rollback_factor, "the learning rate's factor per rollback")
       ->check(CLI::Range(1e-12, 0.999999))->capture_default_str();
   train->add_option("--max-rollbacks", topt.max_rollbacks, "rollbacks before giving up")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(whole_number(0))->capture_default_str();
   train->add_flag("--detect-anomaly", topt.detect_anomaly, "check every op for NaN/inf (tg::AnomalyGuard) and stop at "
                   "the first, naming it (slower)");
   auto* eval = app.add_subcommand("eval", "accuracy, precision, recall, F1 and confusion matrix on the test split");

@@ -51,7 +51,10 @@ expect 1 "stopped: all 1 rollbacks used" train --data data.tsv --config absurd.j
   --max-rollbacks 1
 grep -qF "rollback 1 of 1: back to the checkpoint of epoch 0, learning rate scaled by 0.5" out.txt || fail "no rollback line"
 expect 1 "anomaly: forward of" train --data data.tsv --config absurd.json --out bad --detect-anomaly
-# Bad values in the config or data: one line naming the value, never a crash.
+# Bad values on the command line, in the config or data: one line naming the value, never a crash.
+expect 105 "--epochs: expected a whole number >= 1, got '0'" train --data data.tsv --config tiny.json --epochs 0
+expect 105 "--epochs: expected a whole number >= 1, got 'abc'" train --data data.tsv --config tiny.json --epochs abc
+expect 105 "--seed: expected a whole number >= 0, got '-1'" train --data data.tsv --config tiny.json --seed -1
 expect 1 "error: train: batch_size must be >= 1, got 0" train --data data.tsv --config batch0.json --out bad
 head -5 data.tsv >four.tsv
 expect 1 "training and 0 test sentences; need at least one of each" train --data four.tsv --config tiny.json --out bad
