@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace sentiment {
@@ -69,9 +70,34 @@ std::string format_metrics(const Metrics& m, const std::vector<std::string>& nam
 
 namespace {
 
+// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong forms, surrogates or code
+// points above U+10FFFF), or 0 when it is not one.
+size_t utf8_length(const std::string& s, size_t i) {
+  auto at = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  const unsigned c = at(0);
+  const size_t n = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  const unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80, hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+  if (n >= 2 && (at(1) < lo || at(1) > hi)) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if (at(k) < 0x80 || at(k) > 0xBF) return 0;
+  return n;
+}
+
+// Text for an SVG (XML 1.0) element or attribute: markup characters escaped; bytes that are not UTF-8 and
+// control characters XML forbids become U+FFFD, so a sentence in another encoding still gives a file that
+// renders instead of an XML parse error.
 std::string escape(const std::string& s) {
   std::string out;
-  for (char ch : s) out += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : ch == '\'' ? "&#39;" : std::string(1, ch);
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_length(s, i);
+    const char ch = s[i];
+    if (n == 0 || (n == 1 && static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' && ch != '\r'))
+      out += "\uFFFD", i += std::max<size_t>(n, 1);
+    else if (n > 1)
+      out.append(s, i, n), i += n;
+    else
+      out += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : ch == '\'' ? "&#39;" : std::string(1, ch), ++i;
+  }
   return out;
 }
 
