@@ -104,7 +104,8 @@ Variable log_softmax(const Variable& x, int64_t dim);
 Variable layer_norm(const Variable& x, int64_t normalized_ndim, const Variable& weight, const Variable& bias,
                     double eps = 1e-5);
 /// Rows of weight (V, D) at indices (any shape, i64) -> (..., D); repeated indices add up in the gradient,
-/// and the row `padding_idx` (if >= 0) gets none. IndexError naming an index outside [0, V).
+/// and the row `padding_idx` (if >= 0) gets none. IndexError naming an index outside [0, V) or a
+/// padding_idx outside [-1, V).
 Variable embedding(const Variable& weight, const Tensor& indices, int64_t padding_idx = -1);
 /// Entries of x at `index` along dim (see tg::index_select); the gradient adds up at repeated indices.
 Variable index_select(const Variable& x, int64_t dim, const Tensor& index);

@@ -80,6 +80,8 @@ Variable embedding(const Variable& weight, const Tensor& indices, int64_t paddin
   check<ShapeError>(weight.dim() == 2, "embedding: weight must be (num_embeddings, embedding_dim), got {}", weight.shape());
   check<DTypeError>(indices.dtype() == i64, "embedding: indices must be i64, got {}", indices.dtype());
   const int64_t V = weight.size(0), D = weight.size(1);
+  check<IndexError>(padding_idx >= -1 && padding_idx < V, "embedding: padding_idx {} is out of range for {} embeddings "
+                    "(-1 = none)", padding_idx, V);
   Tensor flat = indices.reshape({-1});
   for (int64_t i : flat.to_vector<int64_t>())
     check<IndexError>(i >= 0 && i < V, "embedding: index {} is out of range for {} embeddings", i, V);

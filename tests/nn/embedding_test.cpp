@@ -61,4 +61,10 @@ TEST_CASE("Embedding names the index and the table size when an index is out of 
                        IndexError);
   CHECK_THROWS_WITH_AS(nn::Embedding({.num_embeddings = 10, .embedding_dim = 4, .padding_idx = 10}),
                        "Embedding: padding_idx 10 is out of range for 10 embeddings (-1 = none)", ValueError);
+  // The function took any padding_idx: one past the table masked no row, so the padding row was trained.
+  const Variable weight(randn({10, 4}), true);
+  CHECK_THROWS_WITH_AS(embedding(weight, index_tensor({1}, {1}), 10),
+                       "embedding: padding_idx 10 is out of range for 10 embeddings (-1 = none)", IndexError);
+  CHECK_THROWS_WITH_AS(embedding(weight, index_tensor({1}, {1}), -2),
+                       "embedding: padding_idx -2 is out of range for 10 embeddings (-1 = none)", IndexError);
 }
