@@ -112,8 +112,9 @@ int run_eval(const std::string& dir, const std::string& data, const std::string&
 std::vector<std::string> texts_or_stdin(std::vector<std::string> texts) {
   if (texts.empty())
     for (std::string line; std::getline(std::cin, line);) texts.push_back(line);
-  for (const std::string& t : texts)
-    tg::check<tg::ValueError>(t.find_first_not_of(" \t\r\n") != std::string::npos, "predict: empty sentence");
+  for (size_t i = 0; i < texts.size(); ++i)  // numbered, so that a blank line in a long stdin can be found
+    tg::check<tg::ValueError>(texts[i].find_first_not_of(" \t\r\n") != std::string::npos,
+                              "predict: sentence {} of {} is empty", i + 1, texts.size());
   tg::check<tg::ValueError>(!texts.empty(), "predict: no sentences given (pass them as arguments or on stdin)");
   return texts;
 }

@@ -58,4 +58,6 @@ expect 105 "--seed: expected a whole number >= 0, got '-1'" train --data data.ts
 expect 1 "error: train: batch_size must be >= 1, got 0" train --data data.tsv --config batch0.json --out bad
 head -5 data.tsv >four.tsv
 expect 1 "training and 0 test sentences; need at least one of each" train --data four.tsv --config tiny.json --out bad
+printf 'good film\n\ndull film\n' >three.txt
+expect 1 "error: predict: sentence 2 of 3 is empty" predict --model run <three.txt
 echo "sentiment CLI: resume, checkpoint errors and NaN guard OK"
