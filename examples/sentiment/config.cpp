@@ -38,7 +38,7 @@ void to_json(nlohmann::json& j, const Config& c) {
                   {"num_heads", m.num_heads}, {"num_layers", m.num_layers}, {"dim_feedforward", m.dim_feedforward},
                   {"dropout", m.dropout}, {"activation", m.activation}, {"norm_first", m.norm_first},
                   {"pooling", m.pooling}, {"positional", m.positional}, {"token_dropout", m.token_dropout},
-                  {"embedding_std", m.embedding_std},                   {"num_classes", m.num_classes}}},
+                  {"embedding_std", m.embedding_std}, {"num_classes", m.num_classes}}},
        {"train", {{"epochs", t.epochs}, {"batch_size", t.batch_size}, {"optimizer", t.optimizer}, {"lr", t.lr},
                   {"weight_decay", t.weight_decay}, {"label_smoothing", t.label_smoothing},
                   {"warmup_epochs", t.warmup_epochs}, {"schedule", t.schedule},

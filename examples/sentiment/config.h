@@ -22,7 +22,7 @@ struct ModelConfig {
   std::string pooling = "mean";     ///< mean | max over non-pad positions
   std::string positional = "learned";  ///< learned position embeddings, or none (a bag of contextual words)
   double token_dropout = 0.0;       ///< in training, each real token becomes <unk> with this probability
-  /// Standard deviation of the initial token embeddings. PyTorch's N(0, 1) leaves a word seen a few times
+  /// Standard deviation of the initial token (and position) embeddings. PyTorch's N(0, 1) leaves a word seen a few times
   /// near its random start (Adam moves it by about lr per step); a small start lets what it learned dominate.
   double embedding_std = 1.0;
   int64_t num_classes = 2;

@@ -31,10 +31,11 @@ Classifier::Classifier(const ModelConfig& c)
   tg::check<tg::ValueError>(c.token_dropout >= 0 && c.token_dropout < 1, "model: token_dropout must be in [0, 1), got {}",
                             c.token_dropout);
   tg::check<tg::ValueError>(c.embedding_std > 0, "model: embedding_std must be > 0, got {}", c.embedding_std);
-  if (c.embedding_std != 1.0) {
-    tg::Tensor w = token_embedding_.weight().value();  // shares the parameter's storage
-    w.mul_(c.embedding_std);
-  }
+  if (c.embedding_std != 1.0)
+    for (tg::nn::Embedding* e : {&token_embedding_, &position_embedding_}) {
+      tg::Tensor w = e->weight().value();  // shares the parameter's storage
+      w.mul_(c.embedding_std);
+    }
   register_layer("token_embedding", token_embedding_);
   if (c.positional == "learned") register_layer("position_embedding", position_embedding_);
   register_layer("dropout", dropout_);  // no parameters, but it must follow train()/eval()

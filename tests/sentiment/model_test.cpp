@@ -110,21 +110,25 @@ TEST_CASE("eval mode is deterministic; train mode applies dropout") {
   CHECK(max_abs_diff(model.forward(b.tokens, b.pad_mask).value(), e1) > 0);
 }
 
-TEST_CASE("embedding_std scales the initial token embeddings (N(0, 1) by default, as PyTorch)") {
-  auto token_weights = [](const ModelConfig& c) {
+TEST_CASE("embedding_std scales the initial token and position embeddings (N(0, 1) by default, as PyTorch)") {
+  auto weights = [](const ModelConfig& c, const std::string& name) {
     tg::manual_seed(3);
     Classifier model(c);
-    for (const auto& [name, p] : model.named_parameters())
-      if (name == "token_embedding.weight") return p.value().to_vector<double>();
-    FAIL("no token_embedding.weight");
+    for (const auto& [n, p] : model.named_parameters())
+      if (n == name) return p.value().to_vector<double>();
+    FAIL("no parameter " << name);
     return std::vector<double>{};
   };
+  for (const char* name : {"token_embedding.weight", "position_embedding.weight"}) {
+    CAPTURE(name);
+    ModelConfig c = tiny();
+    std::vector<double> unit = weights(c, name);
+    c.embedding_std = 0.25;
+    std::vector<double> small = weights(c, name);
+    REQUIRE(small.size() == unit.size());
+    for (size_t i = 0; i < unit.size(); ++i) CHECK(small[i] == doctest::Approx(0.25 * unit[i]).epsilon(1e-6));
+  }
   ModelConfig c = tiny();
-  std::vector<double> unit = token_weights(c);
-  c.embedding_std = 0.25;
-  std::vector<double> small = token_weights(c);
-  REQUIRE(small.size() == unit.size());
-  for (size_t i = 0; i < unit.size(); ++i) CHECK(small[i] == doctest::Approx(0.25 * unit[i]).epsilon(1e-6));
   c.embedding_std = 0;
   CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("embedding_std must be > 0, got 0"), tg::ValueError);
 }
