@@ -65,6 +65,7 @@ TEST_CASE("config_by_name: reference is the struct defaults, default is the tune
   CHECK(d.train.schedule == "cosine");
   CHECK(d.train.keep_best);
   CHECK(d.train.val_fraction > 0);
+  CHECK(d.model.embedding_std < r.model.embedding_std);  // small initial embeddings
 }
 
 TEST_CASE("config_by_name rejects another name, naming it") {
