@@ -88,6 +88,9 @@ Pool& pool() {
 
 void set_num_threads(int n) {
   check<ValueError>(n >= 1, "set_num_threads: need at least 1 thread, got {}", n);
+  // Each thread is a worker started now: set_num_threads(100000) started threads until the system ran out
+  // of processes (for root there is no RLIMIT_NPROC), taking other programs down with it.
+  check<ValueError>(n <= kMaxThreads, "set_num_threads: at most {} threads, got {}", kMaxThreads, n);
   std::lock_guard lock(g_pool_mu);
   g_threads = n;
   pool().resize(n);

@@ -7,7 +7,10 @@
 
 namespace tg {
 
-/// Sets the thread count of tensorgrad's kernels and of OpenBLAS together (n >= 1, else ValueError).
+/// The most threads set_num_threads accepts (far above any core count; the pool starts them all at once).
+inline constexpr int kMaxThreads = 1024;
+/// Sets the thread count of tensorgrad's kernels and of OpenBLAS together (1 <= n <= kMaxThreads, else
+/// ValueError).
 void set_num_threads(int n);
 int get_num_threads();
 

@@ -40,10 +40,12 @@ std::vector<std::vector<double>> run_kernels(const Tensor& x, const Tensor& y) {
 
 }  // namespace
 
-TEST_CASE("set_num_threads refuses fewer than one thread") {
+TEST_CASE("set_num_threads refuses fewer than one thread and more than kMaxThreads") {
   ThreadsGuard guard;
   CHECK_THROWS_WITH_AS(set_num_threads(0), doctest::Contains("set_num_threads: need at least 1 thread, got 0"), ValueError);
   CHECK_THROWS_WITH_AS(set_num_threads(-3), doctest::Contains("got -3"), ValueError);
+  // `sentiment --threads 100000` started threads until the machine had no processes left.
+  CHECK_THROWS_WITH_AS(set_num_threads(100000), "set_num_threads: at most 1024 threads, got 100000", ValueError);
   CHECK(get_num_threads() == guard.saved);
   set_num_threads(3);
   CHECK(get_num_threads() == 3);
