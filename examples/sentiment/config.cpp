@@ -1,6 +1,9 @@
 // Named configurations and their JSON round trip.
 #include "config.h"
 
+#include <map>
+#include <set>
+
 #include <tensorgrad/tensorgrad.h>
 
 namespace sentiment {
@@ -49,6 +52,14 @@ void to_json(nlohmann::json& j, const Config& c) {
 }
 
 namespace {
+// The keys a config.json may hold, per section; anything else is refused, so that a misspelt key is not
+// silently ignored.
+const std::map<std::string, std::set<std::string>> kKeys = {
+    {"model", {"vocab_size", "max_len", "d_model", "num_heads", "num_layers", "dim_feedforward", "dropout",
+               "activation", "norm_first", "pooling", "num_classes", "positional", "token_dropout", "embedding_std"}},
+    {"train", {"epochs", "batch_size", "optimizer", "lr", "weight_decay", "label_smoothing", "warmup_epochs",
+               "schedule", "clip_grad_norm", "val_fraction", "keep_best", "min_freq"}}};
+
 template <class T>
 void read(const nlohmann::json& j, const char* section, const char* key, T& out) {
   try {
@@ -57,9 +68,25 @@ void read(const nlohmann::json& j, const char* section, const char* key, T& out)
     throw tg::ValueError(fmt::format("config: missing or invalid '{}.{}'", section, key));
   }
 }
+
+// A key added after the first model directories were written: absent means the struct's default, which is
+// what those models were trained with.
+template <class T>
+void read_optional(const nlohmann::json& j, const char* section, const char* key, T& out) {
+  if (j.contains(section) && j.at(section).is_object() && j.at(section).contains(key)) read(j, section, key, out);
+}
 }  // namespace
 
 void from_json(const nlohmann::json& j, Config& c) {
+  tg::check<tg::ValueError>(j.is_object(), "config: expected a JSON object, got {}", j.type_name());
+  for (const auto& [section, value] : j.items()) {
+    if (section == "name") continue;
+    const auto keys = kKeys.find(section);
+    tg::check<tg::ValueError>(keys != kKeys.end(), "config: unknown section '{}' (expected name, model, train)", section);
+    tg::check<tg::ValueError>(value.is_object(), "config: '{}' must be an object, got {}", section, value.type_name());
+    for (const auto& [key, unused] : value.items())
+      tg::check<tg::ValueError>(keys->second.count(key) > 0, "config: unknown key '{}.{}'", section, key);
+  }
   c.name = j.value("name", "custom");
   ModelConfig& m = c.model;
   TrainConfig& t = c.train;
@@ -70,7 +97,7 @@ void from_json(const nlohmann::json& j, Config& c) {
   read(j, "model", "norm_first", m.norm_first), read(j, "model", "pooling", m.pooling);
   read(j, "model", "num_classes", m.num_classes);
   read(j, "model", "positional", m.positional), read(j, "model", "token_dropout", m.token_dropout);
-  read(j, "model", "embedding_std", m.embedding_std);
+  read_optional(j, "model", "embedding_std", m.embedding_std);
   read(j, "train", "epochs", t.epochs), read(j, "train", "batch_size", t.batch_size);
   read(j, "train", "optimizer", t.optimizer), read(j, "train", "lr", t.lr);
   read(j, "train", "weight_decay", t.weight_decay), read(j, "train", "label_smoothing", t.label_smoothing);

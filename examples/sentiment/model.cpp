@@ -30,6 +30,7 @@ Classifier::Classifier(const ModelConfig& c)
                             "model: positional must be learned or none, got '{}'", c.positional);
   tg::check<tg::ValueError>(c.token_dropout >= 0 && c.token_dropout < 1, "model: token_dropout must be in [0, 1), got {}",
                             c.token_dropout);
+  tg::check<tg::ValueError>(c.num_classes >= 2, "model: num_classes must be >= 2, got {}", c.num_classes);
   tg::check<tg::ValueError>(c.embedding_std > 0, "model: embedding_std must be > 0, got {}", c.embedding_std);
   if (c.embedding_std != 1.0)
     for (tg::nn::Embedding* e : {&token_embedding_, &position_embedding_}) {

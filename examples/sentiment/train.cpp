@@ -291,11 +291,15 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
   const TrainConfig& t = config.train;
   tg::check<tg::ValueError>(t.batch_size >= 1, "train: batch_size must be >= 1, got {}", t.batch_size);
   tg::check<tg::ValueError>(t.epochs >= 1, "train: epochs must be >= 1, got {}", t.epochs);
+  tg::check<tg::ValueError>(t.clip_grad_norm >= 0, "train: clip_grad_norm must be >= 0 (0: no clipping), got {}",
+                            t.clip_grad_norm);
   tg::check<tg::ValueError>(t.warmup_epochs >= 0, "train: warmup_epochs must be >= 0, got {}", t.warmup_epochs);
   // Checked before the first epoch, not when the test metrics are computed after the last one.
   tg::check<tg::ValueError>(!data.train.empty() && !data.test.empty(), "train: {} training and {} test sentences; "
                             "need at least one of each (the test split holds every 5th sentence of each source)",
                             data.train.size(), data.test.size());
+  tg::check<tg::ValueError>(data.vocab.size() > 2, "train: the vocabulary holds only <pad> and <unk>: no training "
+                            "token occurs min_freq = {} times", t.min_freq);
   tg::manual_seed(options.seed);
   config.model.vocab_size = data.vocab.size();
   tg::AnomalyGuard anomaly(options.detect_anomaly || tg::anomaly_mode_enabled());

@@ -103,6 +103,26 @@ TEST_CASE("Config from JSON names a missing or mistyped key") {
   CHECK_THROWS_WITH_AS(j.get<Config>(), doctest::Contains("'train.epochs'"), tg::ValueError);
 }
 
+TEST_CASE("Config from JSON refuses an unknown key or section, so a misspelt one is not ignored") {
+  nlohmann::json j = config_by_name("reference");
+  j["train"]["learning_rate"] = 0.1;
+  CHECK_THROWS_WITH_AS(j.get<Config>(), "config: unknown key 'train.learning_rate'", tg::ValueError);
+  j = config_by_name("reference");
+  j["optim"] = nlohmann::json::object();
+  CHECK_THROWS_WITH_AS(j.get<Config>(), "config: unknown section 'optim' (expected name, model, train)", tg::ValueError);
+  j = config_by_name("reference");
+  j["model"] = 3;
+  CHECK_THROWS_WITH_AS(j.get<Config>(), "config: 'model' must be an object, got number", tg::ValueError);
+  CHECK_THROWS_WITH_AS(nlohmann::json::array().get<Config>(), "config: expected a JSON object, got array", tg::ValueError);
+}
+
+// Model directories written before embedding_std existed were trained with N(0, 1) embeddings.
+TEST_CASE("Config from JSON without embedding_std (an older model directory) reads it as 1") {
+  nlohmann::json j = config_by_name("default");
+  j["model"].erase("embedding_std");
+  CHECK(j.get<Config>().model.embedding_std == 1.0);
+}
+
 TEST_CASE("Config from JSON without a name is called custom") {
   nlohmann::json j = config_by_name("reference");
   j.erase("name");

@@ -56,7 +56,25 @@ TEST_CASE("train refuses a batch_size, epochs or warmup_epochs out of range befo
   CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: epochs must be >= 1, got 0", tg::ValueError);
   bad = c, bad.train.warmup_epochs = -3;
   CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: warmup_epochs must be >= 0, got -3", tg::ValueError);
+  bad = c, bad.train.clip_grad_norm = -1;
+  CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: clip_grad_norm must be >= 0 (0: no clipping), got -1",
+                       tg::ValueError);
+  bad = c, bad.model.num_classes = 1;
+  CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "model: num_classes must be >= 2, got 1", tg::ValueError);
   CHECK_FALSE(std::filesystem::exists(dir.path / "model"));  // refused before anything is written
+}
+
+// "min_freq": 100000 in a config.json left only <pad> and <unk>: training ran to the end, exit 0, and the
+// model predicted one class for every sentence.
+TEST_CASE("train refuses a vocabulary of only <pad> and <unk>") {
+  TempDir dir;
+  Config c = tiny_default();
+  c.train.min_freq = 100000;
+  Data data = prepare_data(dir.write("five.tsv", "text\tlabel\ngood\t1\nbad\t0\nfine film\t1\nawful\t0\nnice\t1\n"), c, 0);
+  REQUIRE(data.vocab.size() == 2);
+  CHECK_THROWS_WITH_AS(train(c, data, (dir.path / "model").string(), 0, false),
+                       "train: the vocabulary holds only <pad> and <unk>: no training token occurs min_freq = 100000 times",
+                       tg::ValueError);
 }
 
 // `sentiment train --data four.tsv` (or a header-only file, or val_fraction 1) trained every epoch and
