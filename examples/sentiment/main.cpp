@@ -122,7 +122,13 @@ std::vector<std::string> texts_or_stdin(std::vector<std::string> texts) {
 int run_predict(const std::string& dir, const std::vector<std::string>& args) {
   LoadedModel m = load_model(dir);
   tg::NoGradGuard no_grad;
-  for (const std::string& text : texts_or_stdin(args)) {
+  const std::vector<std::string> texts = texts_or_stdin(args);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const std::string& text = texts[i];
+    const size_t n = tokenize(text).size();
+    if (int64_t(n) > m.config.model.max_len)  // on stderr, so that stdout stays one line per sentence
+      fmt::print(stderr, "predict: sentence {} of {} has {} tokens; the model reads the first {}\n", i + 1,
+                 texts.size(), n, m.config.model.max_len);
     Batch b = make_batch(encode_all({{text, 0, ""}}, m.vocab, m.config.model.max_len), {0});
     std::vector<double> p = tg::softmax(m.model->forward(b.tokens, b.pad_mask).value(), 1).to_vector<double>();
     size_t best = p[1] > p[0] ? 1 : 0;
@@ -136,11 +142,12 @@ int run_attend(const std::string& dir, const std::string& text, const std::strin
   tg::check<tg::ValueError>(text.find_first_not_of(" \t\r\n") != std::string::npos, "attend: empty sentence");
   tg::NoGradGuard no_grad;
   std::vector<std::string> tokens = tokenize(text);
+  const size_t n = tokens.size();
   if (tokens.empty()) tokens = {"<unk>"};
   if (int64_t(tokens.size()) > m.config.model.max_len) tokens.resize(size_t(m.config.model.max_len));
   Batch b = make_batch(encode_all({{text, 0, ""}}, m.vocab, m.config.model.max_len), {0});
   std::vector<std::string> shown;
-  for (int64_t id : b.tokens.to_vector<int64_t>()) shown.push_back(m.vocab.token(id) == "<unk>" ? "<unk>" : m.vocab.token(id));
+  for (int64_t id : b.tokens.to_vector<int64_t>()) shown.push_back(m.vocab.token(id));
   for (size_t i = 0; i < shown.size() && i < tokens.size(); ++i)
     if (shown[i] == "<unk>") shown[i] = tokens[i] + "?";  // unknown to the vocabulary
   std::vector<tg::Tensor> weights;
@@ -150,8 +157,9 @@ int run_attend(const std::string& dir, const std::string& text, const std::strin
   std::ofstream f(out);
   f << attention_svg(shown, weights, title);
   tg::check<tg::Error>(bool(f), "attend: cannot write {}", out);
-  fmt::print("attention of {} layers x {} heads over {} tokens written to {}\n", weights.size(),
-             weights.empty() ? 0 : weights[0].size(0), shown.size(), out);
+  fmt::print("attention of {} layers x {} heads over {} tokens{} written to {}\n", weights.size(),
+             weights.empty() ? 0 : weights[0].size(0), shown.size(),
+             n > shown.size() ? fmt::format(" (the first {} of {})", shown.size(), n) : "", out);
   return 0;
 }
 

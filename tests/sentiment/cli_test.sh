@@ -60,4 +60,8 @@ head -5 data.tsv >four.tsv
 expect 1 "training and 0 test sentences; need at least one of each" train --data four.tsv --config tiny.json --out bad
 printf 'good film\n\ndull film\n' >three.txt
 expect 1 "error: predict: sentence 2 of 3 is empty" predict --model run <three.txt
+# Longer than max_len (12): predict and attend say that the model reads only the first 12 tokens.
+long="$(printf 'great %.0s' $(seq 20))"
+expect 0 "predict: sentence 1 of 1 has 20 tokens; the model reads the first 12" predict --model run "$long"
+expect 0 "over 12 tokens (the first 12 of 20) written to a.svg" attend --model run "$long" --out a.svg
 echo "sentiment CLI: resume, checkpoint errors and NaN guard OK"
