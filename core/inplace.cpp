@@ -76,6 +76,13 @@ Tensor& Tensor::copy_(const Tensor& src) {
       using S = decltype(zs);
       D* pd = data<D>();
       const S* ps = src.data<S>();
+      if constexpr (std::is_integral_v<D> && !std::is_same_v<D, bool> && std::is_floating_point_v<S>) {
+        // Converting NaN, inf or a value out of range to an integer is undefined behaviour: refused before
+        // anything is written.
+        detail::visit<1>(src.shape(), {src.strides()}, [&](const std::array<int64_t, 1>& o) {
+          check_representable(double(ps[o[0]]), dtype_, "copy_");
+        });
+      }
       if (is_contiguous() && src.is_contiguous() && src.shape() == shape_) {
         for (int64_t i = 0; i < numel_; ++i) pd[i] = D(ps[i]);
         return;

@@ -87,7 +87,8 @@ class Tensor {
   Tensor contiguous() const;
   /// A contiguous copy that shares nothing with this tensor.
   Tensor clone() const;
-  /// Converted to `dtype` (a copy, or this tensor when the dtype already matches).
+  /// Converted to `dtype` (a copy, or this tensor when the dtype already matches); floats to i64 round
+  /// toward zero. ValueError for a NaN, inf or out-of-range float converted to i64 (as copy_).
   Tensor to(DType dtype) const;
 
   // ---- in place (bump the storage version) ----
@@ -96,6 +97,8 @@ class Tensor {
   Tensor& fill_(double value);
   Tensor& zero_();
   /// Copies `src` (broadcast to this shape, converted to this dtype) into this tensor's elements.
+  /// ValueError, before anything is written, when a float `src` holds NaN, inf or a value outside i64's
+  /// range and this tensor is i64 (the conversion would be undefined behaviour).
   Tensor& copy_(const Tensor& src);
   /// this += alpha * other (other broadcast to this shape).
   Tensor& add_(const Tensor& other, double alpha = 1.0);

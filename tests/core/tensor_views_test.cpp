@@ -218,6 +218,18 @@ TEST_CASE("clone shares nothing and packs a strided input") {
   CHECK(x.clone().version() == 0);
 }
 
+// tensor({NAN, INFINITY, 1e30}).to(i64) gave -9223372036854775808 for each: undefined behaviour in C++.
+TEST_CASE("to(i64) and copy_ into i64 refuse NaN, inf and out-of-range floats, writing nothing") {
+  CHECK_THROWS_WITH_AS(tensor({1, NAN}).to(i64), "copy_: value nan does not fit dtype i64", ValueError);
+  CHECK_THROWS_WITH_AS(tensor({-INFINITY}, {1}, f64).to(i64), "copy_: value -inf does not fit dtype i64", ValueError);
+  CHECK_THROWS_WITH_AS(tensor({1e30}).to(i64), doctest::Contains("does not fit dtype i64"), ValueError);
+  Tensor dst = index_tensor({7, 8}, {2});
+  CHECK_THROWS_AS(dst.copy_(tensor({3, NAN}, {2}, f64).expand({2})), ValueError);
+  CHECK(dst.to_vector<int64_t>() == std::vector<int64_t>{7, 8});  // nothing written
+  CHECK(tensor({-9.2e18, 9.2e18}, {2}, f64).to(i64).to_vector<int64_t>() ==
+        std::vector<int64_t>{-9200000000000000000, 9200000000000000000});  // in range: converted
+}
+
 TEST_CASE("to(dtype) converts, and returns the same tensor for the same dtype") {
   Tensor x = tensor({-1.75, -0.5, 0, 0.25, 2.5, 3e9});
   CHECK(x.to(f32).storage() == x.storage());
