@@ -21,15 +21,8 @@ std::atomic<int64_t> g_live_storages{0};  // relaxed: a count for tests, not a s
 // on small tensors allocates and frees a few buffers per op, and aligned_alloc/free were a third of its
 // time. A list keeps at most kKeep buffers; a buffer freed on another thread joins that thread's list.
 // Under AddressSanitizer nothing is kept, so that a use after free is still reported.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
-#elif defined(__has_feature)
-constexpr bool kAsan = __has_feature(address_sanitizer);
-#else
-constexpr bool kAsan = false;
-#endif
 constexpr int kClasses = 11;
-constexpr size_t kKeep = kAsan ? 0 : 64;
+constexpr size_t kKeep = kAddressSanitizer ? 0 : 64;
 struct FreeLists {
   std::vector<void*> lists[kClasses];
   FreeLists() {
@@ -60,7 +53,7 @@ Storage::Storage(int64_t n) : nbytes(n) {
   if (c >= 0 && !t_lists_gone && !t_free.lists[c].empty()) {
     data = t_free.lists[c].back();
     t_free.lists[c].pop_back();
-  } else if (kAsan) {
+  } else if (kAddressSanitizer) {
     // Exactly n bytes, unpadded, so that ASan reports an access one element past the end (posix_memalign:
     // ASan's aligned_alloc insists on a size that is a multiple of the alignment).
     if (bytes && posix_memalign(&data, 64, size_t(n)) != 0) data = nullptr;

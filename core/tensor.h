@@ -27,6 +27,16 @@ struct Storage {
 /// forward/backward/update frees everything it allocates.
 int64_t live_storages();
 
+/// Whether this build runs under AddressSanitizer. Storage then recycles no buffers (so that a use after
+/// free is reported), and resident memory includes ASan's quarantine of freed blocks.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+inline constexpr bool kAddressSanitizer = __has_feature(address_sanitizer);
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
 /// An n-d array of f32, f64, i64 or bool. Copying a Tensor copies the handle, not the data.
 class Tensor {
  public:

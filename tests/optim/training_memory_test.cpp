@@ -19,14 +19,7 @@ namespace {
 // Under AddressSanitizer resident memory says nothing about our allocations: freed blocks wait in ASan's
 // quarantine (256 MB by default) before reuse, and Storage recycles no buffers. That build runs fewer
 // steps (500) and checks only the live buffer count; LeakSanitizer checks for anything unreachable at exit.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
-#elif defined(__has_feature)
-constexpr bool kAsan = __has_feature(address_sanitizer);
-#else
-constexpr bool kAsan = false;
-#endif
-constexpr int kWarmup = kAsan ? 100 : 1000, kSteps = kAsan ? 500 : 10'000;
+constexpr int kWarmup = kAddressSanitizer ? 100 : 1000, kSteps = kAddressSanitizer ? 500 : 10'000;
 
 // Resident set size now, in bytes (/proc/self/statm: pages).
 int64_t resident_bytes() {
@@ -94,6 +87,6 @@ TEST_CASE("10 000 training steps with Adam keep resident memory and live tensor 
   MESSAGE("resident after ", kWarmup, " steps: ", rss_after_warmup / 1024, " KiB; peak over ", kSteps,
           " steps: ", rss_peak / 1024, " KiB");
   // Tried: keeping one forward graph per step grows it by 570 MB and leaves 81 000 buffers alive.
-  if (!kAsan) CHECK(rss_peak - rss_after_warmup < 512 * 1024);
+  if (!kAddressSanitizer) CHECK(rss_peak - rss_after_warmup < 512 * 1024);
   CHECK(last_loss < first_loss);  // it did train
 }
