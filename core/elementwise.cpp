@@ -3,6 +3,7 @@
 // output's shape, the strided visit otherwise.
 #include <cmath>
 #include <type_traits>
+#include <utility>
 
 #include "core/kernel_util.h"
 #include "core/ops.h"
@@ -92,6 +93,15 @@ Tensor logical(const Tensor& a, const Tensor& b, const char* op, F f) {
 
 Tensor like(const Tensor& t, double v) { return scalar_tensor(v, t.dtype()); }
 
+// t and the scalar v as two tensors of one dtype. An i64 t meets a v that is no exact int64 (0.5, 1e30, inf,
+// NaN), or a true division, as f32: PyTorch promotes an integer tensor and a float scalar to its default
+// float dtype, and truncating v would give a wrong answer.
+std::pair<Tensor, Tensor> with_scalar(const Tensor& t, double v, bool division = false) {
+  const bool exact = v >= -0x1p63 && v < 0x1p63 && v == std::trunc(v);
+  if (t.dtype() == i64 && (division || !exact)) return {t.to(f32), scalar_tensor(v, f32)};
+  return {t, like(t, v)};
+}
+
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b) { return arith(a, b, "add", [](auto x, auto y) { return x + y; }); }
@@ -117,14 +127,38 @@ Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator+(const Tensor& a, double b) { return add(a, like(a, b)); }
-Tensor operator-(const Tensor& a, double b) { return sub(a, like(a, b)); }
-Tensor operator*(const Tensor& a, double b) { return mul(a, like(a, b)); }
-Tensor operator/(const Tensor& a, double b) { return div(a, like(a, b)); }
-Tensor operator+(double a, const Tensor& b) { return add(like(b, a), b); }
-Tensor operator-(double a, const Tensor& b) { return sub(like(b, a), b); }
-Tensor operator*(double a, const Tensor& b) { return mul(like(b, a), b); }
-Tensor operator/(double a, const Tensor& b) { return div(like(b, a), b); }
+Tensor operator+(const Tensor& a, double b) {
+  auto [x, s] = with_scalar(a, b);
+  return add(x, s);
+}
+Tensor operator-(const Tensor& a, double b) {
+  auto [x, s] = with_scalar(a, b);
+  return sub(x, s);
+}
+Tensor operator*(const Tensor& a, double b) {
+  auto [x, s] = with_scalar(a, b);
+  return mul(x, s);
+}
+Tensor operator/(const Tensor& a, double b) {
+  auto [x, s] = with_scalar(a, b, true);
+  return div(x, s);
+}
+Tensor operator+(double a, const Tensor& b) {
+  auto [x, s] = with_scalar(b, a);
+  return add(s, x);
+}
+Tensor operator-(double a, const Tensor& b) {
+  auto [x, s] = with_scalar(b, a);
+  return sub(s, x);
+}
+Tensor operator*(double a, const Tensor& b) {
+  auto [x, s] = with_scalar(b, a);
+  return mul(s, x);
+}
+Tensor operator/(double a, const Tensor& b) {
+  auto [x, s] = with_scalar(b, a, true);
+  return div(s, x);
+}
 Tensor operator-(const Tensor& a) { return neg(a); }
 
 Tensor eq(const Tensor& a, const Tensor& b) { return compare(a, b, "eq", [](auto x, auto y) { return x == y; }); }
@@ -133,12 +167,30 @@ Tensor lt(const Tensor& a, const Tensor& b) { return compare(a, b, "lt", [](auto
 Tensor le(const Tensor& a, const Tensor& b) { return compare(a, b, "le", [](auto x, auto y) { return x <= y; }); }
 Tensor gt(const Tensor& a, const Tensor& b) { return compare(a, b, "gt", [](auto x, auto y) { return x > y; }); }
 Tensor ge(const Tensor& a, const Tensor& b) { return compare(a, b, "ge", [](auto x, auto y) { return x >= y; }); }
-Tensor eq(const Tensor& a, double b) { return eq(a, like(a, b)); }
-Tensor ne(const Tensor& a, double b) { return ne(a, like(a, b)); }
-Tensor lt(const Tensor& a, double b) { return lt(a, like(a, b)); }
-Tensor le(const Tensor& a, double b) { return le(a, like(a, b)); }
-Tensor gt(const Tensor& a, double b) { return gt(a, like(a, b)); }
-Tensor ge(const Tensor& a, double b) { return ge(a, like(a, b)); }
+Tensor eq(const Tensor& a, double b) {
+  auto [x, s] = with_scalar(a, b);
+  return eq(x, s);
+}
+Tensor ne(const Tensor& a, double b) {
+  auto [x, s] = with_scalar(a, b);
+  return ne(x, s);
+}
+Tensor lt(const Tensor& a, double b) {
+  auto [x, s] = with_scalar(a, b);
+  return lt(x, s);
+}
+Tensor le(const Tensor& a, double b) {
+  auto [x, s] = with_scalar(a, b);
+  return le(x, s);
+}
+Tensor gt(const Tensor& a, double b) {
+  auto [x, s] = with_scalar(a, b);
+  return gt(x, s);
+}
+Tensor ge(const Tensor& a, double b) {
+  auto [x, s] = with_scalar(a, b);
+  return ge(x, s);
+}
 
 Tensor logical_and(const Tensor& a, const Tensor& b) {
   return logical(a, b, "logical_and", [](bool x, bool y) { return x && y; });

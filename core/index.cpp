@@ -10,10 +10,7 @@ namespace {
 std::vector<int64_t> checked_indices(const Tensor& index, int64_t size, const char* op) {
   check<DTypeError>(index.dtype() == i64, "{}: indices must be i64, got {}", op, index.dtype());
   std::vector<int64_t> v = index.to_vector<int64_t>();
-  for (int64_t& i : v) {
-    check<IndexError>(i >= -size && i < size, "{}: index {} is out of range for size {}", op, i, size);
-    if (i < 0) i += size;
-  }
+  for (int64_t i : v) check<IndexError>(i >= 0 && i < size, "{}: index {} is out of range [0, {})", op, i, size);
   return v;
 }
 
@@ -88,8 +85,7 @@ void for_each_gathered(const Tensor& x, int64_t dim, const Tensor& index, const 
   const int64_t size = x.dim() ? x.shape()[dim] : 1;
   for (int64_t p = 0; p < ic.numel(); ++p) {
     int64_t v = pi[p], off = 0, rem = p;
-    check<IndexError>(v >= -size && v < size, "{}: index {} is out of range for size {}", op, v, size);
-    if (v < 0) v += size;
+    check<IndexError>(v >= 0 && v < size, "{}: index {} is out of range [0, {})", op, v, size);
     for (int64_t d = 0; d < x.dim(); ++d) {
       int64_t coord = rem / is[d];
       rem %= is[d];

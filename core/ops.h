@@ -1,6 +1,8 @@
 #pragma once
 // Kernels on tensors: each takes tensors and returns a new contiguous tensor. Binary ops follow NumPy
-// broadcasting; both operands must have the same dtype (a double operand takes the tensor's dtype).
+// broadcasting; both operands must have the same dtype. A double operand takes the tensor's dtype, except
+// that an i64 tensor meeting a non-integer double (x + 0.5, x < 0.5) or a division by a double is computed in
+// f32, as PyTorch promotes integer tensors and float scalars.
 // Float-only ops (exp, log, softmax, ...) throw DTypeError on i64/bool; matmul refuses i64.
 #include <optional>
 #include <vector>
@@ -72,7 +74,8 @@ Tensor sigmoid(const Tensor& x);
 Tensor relu(const Tensor& x);
 /// x·Φ(x) (Hendrycks & Gimpel 2016); with `tanh_approx`, 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))).
 Tensor gelu(const Tensor& x, bool tanh_approx = false);
-/// Limits x to [lo, hi]; either bound may be absent. ValueError when lo > hi.
+/// Limits x to [lo, hi]; either bound may be absent. ValueError when lo > hi, a bound is NaN, or an i64
+/// tensor gets a fractional bound (PyTorch would promote to float; truncating it would clamp wrongly).
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
 
 // ---- reductions ----
@@ -127,7 +130,9 @@ LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& xhat, const T
                                    bool with_bias);
 
 // ---- indexing and joining ----
-/// Entries of x at `index` (i64, 1-D) along `dim`; IndexError naming an index out of range.
+/// Entries of x at `index` (i64, 1-D) along `dim`. Like every op here that takes indices, IndexError
+/// naming an index outside [0, size): negative indices are refused, as in PyTorch (a -1 is more often a bug
+/// than a wish to count from the end).
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
 /// A copy of x with source's slices added at `index` along `dim` (repeated indices accumulate).
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);

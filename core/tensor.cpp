@@ -247,6 +247,7 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const 
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   d = sized_dim(d, dim(), "narrow");
+  if (start < 0 && start >= -shape_[d]) start += shape_[d];
   check<IndexError>(start >= 0 && length >= 0 && start <= shape_[d] && length <= shape_[d] - start,
                     "narrow: range [{}, {}) out of bounds for dim {} of shape {}", start, __int128(start) + length, d,
                     shape_);

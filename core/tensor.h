@@ -81,6 +81,8 @@ class Tensor {
   Tensor mT() const;
   /// Elements start, start+step, ... < end along `dim`, Python-style clamping and negative indices; step > 0.
   Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  /// Elements start .. start+length-1 along `dim` (a view); a negative start counts from the end, as in
+  /// PyTorch. IndexError when the range leaves [0, size).
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   /// Removes `dim`, keeping entry `index` (negative counts from the end).
   Tensor select(int64_t dim, int64_t index) const;

@@ -81,8 +81,12 @@ Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi
   check<ValueError>(!(lo && std::isnan(*lo)) && !(hi && std::isnan(*hi)), "clamp: min {} and max {} must not be NaN",
                     lo.value_or(-INFINITY), hi.value_or(INFINITY));
   check<ValueError>(!(lo && hi && *lo > *hi), "clamp: min {} is greater than max {}", lo.value_or(0), hi.value_or(0));
-  if (lo) check_representable(*lo, x.dtype(), "clamp");  // T(*lo) below must be defined
-  if (hi) check_representable(*hi, x.dtype(), "clamp");
+  for (std::optional<double> bound : {lo, hi}) {
+    if (!bound) continue;
+    check_representable(*bound, x.dtype(), "clamp");  // T(*bound) below must be defined
+    check<ValueError>(x.dtype() != i64 || *bound == std::trunc(*bound),
+                      "clamp: bound {} of an i64 tensor is not an integer (convert with to(f32) first)", *bound);
+  }
   return unary_arith(x, "clamp", [&](auto v) {
     using T = decltype(v);
     if (v != v) return v;

@@ -129,8 +129,29 @@ TEST_CASE("operators with a double take the tensor's dtype") {
   check_tensor(-x, {3}, {-1, -2, -4});
   CHECK((x + 1.5).dtype() == f64);
   Tensor k = tensor({3, -5}, i64);
-  check_tensor(k * 2, {2}, {6, -10});
-  check_tensor(k + 2.7, {2}, {5, -3});  // the scalar converts to i64 first (2.7 -> 2)
+  check_tensor(k * 2, {2}, {6, -10}, 0, 0);
+  CHECK((k * 2).dtype() == i64);
+}
+
+TEST_CASE("an i64 tensor meeting a fraction, a huge double or a division is computed in f32, as in PyTorch") {
+  Tensor k = tensor({3, -5}, i64);
+  for (const Tensor& t : {k + 2.5, k - 0.5, k * 1.5, k / 2, 7 - k * 1.5, 2.5 + k, 1 / k, k * 1e30}) CHECK(t.dtype() == f32);
+  check_tensor(k + 2.5, {2}, {5.5, -2.5});  // not 5 and -3, as truncating 2.5 to 2 would give
+  check_tensor(k / 2, {2}, {1.5, -2.5});
+  check_tensor(7 - k * 1.5, {2}, {2.5, 14.5});
+  check_tensor(1 / k, {2}, {1.0f / 3, -0.2f});
+  check_tensor(k * 1e30, {2}, {3e30f, -5e30f});
+  // comparisons with a fraction compare the values, not a truncated scalar
+  check_tensor(lt(k, 3.5), {2}, {1, 1}, 0, 0);
+  check_tensor(eq(k, 3.0), {2}, {1, 0}, 0, 0);
+  check_tensor(eq(k, 3.5), {2}, {0, 0}, 0, 0);
+  check_tensor(gt(k, -INFINITY), {2}, {1, 1}, 0, 0);
+  // clamp keeps the dtype, so a fractional bound (where PyTorch would promote) is refused, not truncated
+  CHECK_THROWS_WITH_AS(clamp(k, 0.5, std::nullopt), doctest::Contains("clamp: bound 0.5 of an i64 tensor is not an integer"),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(clamp(k, std::nullopt, -0.5), doctest::Contains("clamp: bound -0.5 of an i64 tensor is not an integer"),
+                       ValueError);
+  check_tensor(clamp(k, -4.0, 2.0), {2}, {2, -4}, 0, 0);
 }
 
 TEST_CASE("pow with a scalar exponent, including the squaring shortcut") {
@@ -212,7 +233,7 @@ TEST_CASE("masked_fill broadcasts the mask and keeps the input's shape and dtype
   CHECK(got.dtype() == f64);
   check_tensor(got, {2, 3}, {0, -INFINITY, -INFINITY, 3, -INFINITY, -INFINITY});
   check_tensor(masked_fill(x.mT(), tensor({1, 0}, {1, 2}, boolean), 9), {3, 2}, {9, 3, 9, 4, 9, 5});
-  check_tensor(masked_fill(tensor({5, 6}, i64), tensor({0, 1}, boolean), 2.9), {2}, {5, 2});
+  check_tensor(masked_fill(tensor({5, 6}, i64), tensor({0, 1}, boolean), 2.9), {2}, {5, 2});  // as PyTorch: 2.9 -> 2
   check_tensor(x, {2, 3}, {0, 1, 2, 3, 4, 5});  // the input is untouched
 }
 

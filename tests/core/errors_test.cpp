@@ -55,7 +55,9 @@ TEST_CASE("slice, narrow and select name the dim, the range and the size") {
   CHECK_THROWS_WITH_AS(x.slice(2, 0, 1), doctest::Contains("slice: dim 2 out of range for a 2-d tensor"), IndexError);
   CHECK_THROWS_WITH_AS(x.narrow(0, 2, 3), doctest::Contains("narrow: range [2, 5) out of bounds for dim 0 of shape (4, 3)"),
                        IndexError);
-  CHECK_THROWS_WITH_AS(x.narrow(1, -1, 1), doctest::Contains("narrow: range [-1, 0) out of bounds for dim 1 of shape (4, 3)"),
+  CHECK_THROWS_WITH_AS(x.narrow(1, -4, 1), doctest::Contains("narrow: range [-4, -3) out of bounds for dim 1 of shape (4, 3)"),
+                       IndexError);
+  CHECK_THROWS_WITH_AS(x.narrow(1, -1, 2), doctest::Contains("narrow: range [2, 4) out of bounds for dim 1 of shape (4, 3)"),
                        IndexError);
   CHECK_THROWS_WITH_AS(x.select(1, 3), doctest::Contains("select: index 3 out of range for dim 1 of size 3"), IndexError);
   CHECK_THROWS_WITH_AS(x.select(0, -5), doctest::Contains("select: index -5 out of range for dim 0 of size 4"), IndexError);

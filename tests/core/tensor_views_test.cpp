@@ -129,6 +129,8 @@ TEST_CASE("narrow and select") {
   Tensor x = iota({3, 4});
   check_tensor(x.narrow(1, 1, 2), {3, 2}, {1, 2, 5, 6, 9, 10});
   check_tensor(x.narrow(0, 3, 0), {0, 4}, {});
+  check_tensor(x.narrow(1, -2, 2), {3, 2}, {2, 3, 6, 7, 10, 11});  // a negative start counts from the end
+  check_tensor(x.narrow(0, -3, 1), {1, 4}, {0, 1, 2, 3});
   check_tensor(x.select(0, 1), {4}, {4, 5, 6, 7});
   check_tensor(x.select(1, -1), {3}, {3, 7, 11});
   check_tensor(x.select(0, -3).select(0, 2), {}, {2});
