@@ -1,4 +1,5 @@
-// Shape arithmetic shared by every kernel: element counts, contiguous strides, broadcasting, dim wrapping.
+// Shape arithmetic shared by every kernel: element counts, contiguous strides, broadcasting, dim wrapping;
+// and the out-of-line part of Dims (its heap side, insert and erase).
 #include "core/shape.h"
 
 #include <algorithm>
@@ -6,6 +7,52 @@
 #include "core/error.h"
 
 namespace tg {
+
+Dims::Dims(size_t n, int64_t value) {
+  if (n > kInline) grow(n);
+  std::fill_n(data(), n, value);
+  size_ = uint32_t(n);
+}
+
+void Dims::copy_from_heap(const Dims& other) {
+  grow(other.size_);
+  std::copy_n(other.heap_, other.size_, heap_);
+  size_ = other.size_;
+}
+
+void Dims::grow(size_t min_capacity) {
+  const size_t capacity = std::max<size_t>(min_capacity, 2 * size_t(capacity_));
+  int64_t* p = new int64_t[capacity];
+  std::copy_n(data(), size_, p);
+  if (on_heap()) delete[] heap_;
+  heap_ = p;
+  capacity_ = uint32_t(capacity);
+}
+
+Dims::iterator Dims::insert(const_iterator pos, int64_t value) {
+  const size_t i = size_t(pos - begin());
+  push_back(value);  // may move the values: from here on, work with indices
+  std::rotate(begin() + i, end() - 1, end());
+  return begin() + i;
+}
+
+Dims::iterator Dims::insert(const_iterator pos, const_iterator first, const_iterator last) {
+  const size_t i = size_t(pos - begin()), n = size_t(last - first);
+  if (size_ + n > capacity_) grow(size_ + n);  // first and last point into another Dims: still valid
+  std::copy_backward(begin() + i, end(), end() + n);
+  std::copy(first, last, begin() + i);
+  size_ += uint32_t(n);
+  return begin() + i;
+}
+
+Dims::iterator Dims::erase(const_iterator pos) {
+  const size_t i = size_t(pos - begin());
+  std::copy(begin() + i + 1, end(), begin() + i);
+  --size_;
+  return begin() + i;
+}
+
+bool operator==(const Dims& a, const Dims& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
 
 int64_t Shape::numel() const {
   // `span` skips the zeros: a size-0 shape has no elements, but its contiguous strides are products of the
