@@ -112,6 +112,14 @@ Variable index_select(const Variable& x, int64_t dim, const Tensor& index);
 /// Inverted dropout (Srivastava et al. 2014): zeroes with probability p and scales the rest by 1/(1-p) in
 /// training; identity otherwise. The mask is reused in backward. ValueError unless 0 <= p <= 1.
 Variable dropout(const Variable& x, double p, bool training, Generator* gen = nullptr);
+/// Attention as one op (Vaswani et al. 2017; torch's F.scaled_dot_product_attention): dropout_p-dropout of
+/// softmax(q·kᵀ/√d + added, -inf where blocked) along the last dim, times v. q: (..., S_q, d), k: (..., S_k, d),
+/// v: (..., S_k, d_v) -> (..., S_q, d_v); the masks (`blocked` bool, `added` float, either undefined) broadcast
+/// to (..., S_q, S_k). It keeps q, k, v, the softmax output and one bit per dropout decision, not the scores
+/// or the dropped weights. Same values and gradients as the composition (which nn::MultiHeadAttention
+/// still runs when it returns the weights); dropout draws from gen as dropout() does.
+Variable scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked,
+                                      const Tensor& added, double dropout_p = 0, Generator* gen = nullptr);
 
 /// Options of cross_entropy, as torch.nn.functional.cross_entropy.
 struct CrossEntropyOptions {

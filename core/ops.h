@@ -72,6 +72,14 @@ Tensor erf(const Tensor& x);
 /// 1 / (1 + exp(-x)), computed without overflow for large |x|.
 Tensor sigmoid(const Tensor& x);
 Tensor relu(const Tensor& x);
+/// Packed masks (core/mask.cpp): bit i of word i/64 stands for element i in row-major order, (n+63)/64 i64s.
+/// The bits of x > 0.
+Tensor pack_positive(const Tensor& x);
+/// x·scale where the bit is set, 0 elsewhere (scale rounded to x's dtype); ShapeError when `bits` does not
+/// hold x.numel() bits.
+Tensor masked_scale(const Tensor& x, const Tensor& bits, double scale);
+/// The bits as a bool tensor of `shape`; ShapeError when they do not hold shape.numel() bits.
+Tensor unpack_mask(const Tensor& bits, const Shape& shape);
 /// x·Φ(x) (Hendrycks & Gimpel 2016); with `tanh_approx`, 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))).
 Tensor gelu(const Tensor& x, bool tanh_approx = false);
 /// Limits x to [lo, hi]; either bound may be absent. ValueError when lo > hi, a bound is NaN, or an i64

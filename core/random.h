@@ -50,6 +50,15 @@ Tensor rand(const Shape& shape, DType dtype = f32, Generator* gen = nullptr, dou
 Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen = nullptr);
 /// 1 with probability p, else 0; ValueError unless 0 <= p <= 1.
 Tensor bernoulli(const Shape& shape, double p, DType dtype = f32, Generator* gen = nullptr);
+/// Dropout's forward in one pass (Srivastava et al. 2014): output = x·m·scale, m ~ Bernoulli(1-p) drawn
+/// one next() per element in row-major order (bernoulli()'s stream); `keep` holds m packed 64 bits to an
+/// i64 word, and `scale` is 1/(1-p) as rounded in x's dtype (0 at p = 1), so that masked_scale(dy, keep,
+/// scale) is the backward. At p = 1 nothing is drawn and all is dropped. ValueError unless 0 <= p <= 1.
+struct DropoutResult {
+  Tensor output, keep;
+  double scale = 0;
+};
+DropoutResult dropout(const Tensor& x, double p, Generator* gen = nullptr);
 /// A random permutation of 0..n-1 (i64, Fisher-Yates).
 Tensor randperm(int64_t n, Generator* gen = nullptr);
 

@@ -1,8 +1,9 @@
 // Multi-head attention as batched GEMMs over all heads at once: project Q, K, V, view them as
 // (B, H, S, d_k), one matmul for every head's scores, masks, softmax, one matmul with V, merge the heads,
-// out_proj. The masks are folded into one bool mask (filled with -inf) and one additive float mask, so a
-// query whose keys are all masked has an all -inf row, which the core softmax turns into zeros, and whose
-// backward y·(dy - Σ dy·y) is then zero too: no NaN in the output or the gradients.
+// out_proj; without need_weights the middle (scores to heads) is one op, scaled_dot_product_attention. The
+// masks are folded into one bool mask (filled with -inf) and one additive float mask, so a query whose keys
+// are all masked has an all -inf row, which the core softmax turns into zeros, and whose backward
+// y·(dy - Σ dy·y) is then zero too: no NaN in the output or the gradients.
 #include "nn/attention.h"
 
 #include <cmath>
@@ -115,10 +116,15 @@ AttentionOutput MultiHeadAttention::forward(const Variable& query_in, const Vari
   const int64_t B = query.size(0), S_q = query.size(1), S_k = key.size(1), H = options_.num_heads;
 
   auto [q, k, v] = project(query, key, value);                                 // (B, H, S, d_k)
-  Variable scores = matmul(q / std::sqrt(double(head_dim_)), k.mT());          // (B, H, S_q, S_k)
-  scores = apply_masks(scores, collect_masks(call, B, H, S_q, S_k, options_.dtype));
-  Variable weights = dropout(softmax(scores, -1), options_.dropout, is_training());
-  Variable heads = matmul(weights, v);                                         // (B, H, S_q, d_k)
+  const Masks masks = collect_masks(call, B, H, S_q, S_k, options_.dtype);
+  Variable weights, heads;                                                     // (B, H, S_q, S_k), (B, H, S_q, d_k)
+  if (call.need_weights) {  // the composition, whose weights are returned
+    Variable scores = matmul(q / std::sqrt(double(head_dim_)), k.mT());
+    weights = dropout(softmax(apply_masks(scores, masks), -1), options_.dropout, is_training());
+    heads = matmul(weights, v);
+  } else {  // one op that keeps neither the scores nor the dropped weights for the backward
+    heads = scaled_dot_product_attention(q, k, v, masks.blocked, masks.added, is_training() ? options_.dropout : 0.0);
+  }
   Variable merged = heads.permute({0, 2, 1, 3}).reshape({B, S_q, options_.d_model});
   Variable output = out_proj_(merged);                                         // (B, S_q, E)
   if (!bf) output = output.transpose(0, 1);

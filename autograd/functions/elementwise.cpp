@@ -20,15 +20,22 @@ Variable sub(const Variable& a, const Variable& b) {
   return record("sub", tg::sub(a.value(), b.value()), {a, b},
                 [](const Variable& dy, const Variable&) -> Grads { return {dy, -dy}; });
 }
-// c = a·b.  da = dc·b, db = dc·a.
+// c = a·b.  da = dc·b, db = dc·a.  Each side is kept only when the other needs a gradient, so x·0.5 keeps
+// nothing of x.
 Variable mul(const Variable& a, const Variable& b) {
+  const Variable keep_a = b.requires_grad() ? a : Variable(), keep_b = a.requires_grad() ? b : Variable();
   return record("mul", tg::mul(a.value(), b.value()), {a, b},
-                [a, b](const Variable& dy, const Variable&) -> Grads { return {dy * b, dy * a}; });
+                [keep_a, keep_b](const Variable& dy, const Variable&) -> Grads {
+                  return {keep_b ? dy * keep_b : Variable(), keep_a ? dy * keep_a : Variable()};
+                });
 }
-// c = a / b.  da = dc / b, db = -dc·a / b².
+// c = a / b.  da = dc / b, db = -dc·a / b².  a is kept only when b needs a gradient (x / √d keeps no x).
 Variable div(const Variable& a, const Variable& b) {
+  const Variable keep_a = b.requires_grad() ? a : Variable();
   return record("div", tg::div(a.value(), b.value()), {a, b},
-                [a, b](const Variable& dy, const Variable&) -> Grads { return {dy / b, -dy * a / (b * b)}; });
+                [keep_a, b](const Variable& dy, const Variable&) -> Grads {
+                  return {dy / b, keep_a ? -dy * keep_a / (b * b) : Variable()};
+                });
 }
 Variable neg(const Variable& x) {
   return record("neg", tg::neg(x.value()), {x}, [](const Variable& dy, const Variable&) -> Grads { return {-dy}; });
@@ -74,11 +81,15 @@ Variable erf(const Variable& x) {
     return {dy * (2.0 / std::sqrt(std::numbers::pi)) * exp(-(x * x))};
   });
 }
-// y = max(x, 0).  dx = dy where y > 0.
+// y = max(x, 0).  dx = dy where y > 0, kept as one bit per element rather than y: the next op (dropout in a
+// feed-forward block) often does not keep y, and then a 32nd of its memory stays alive.
 Variable relu(const Variable& x) {
-  return record("relu", tg::relu(x.value()), {x}, [](const Variable& dy, const Variable& y) -> Grads {
-    return {where(gt(y.value(), 0.0), dy, constant(0, dy))};
-  }, true);
+  Tensor y = tg::relu(x.value());
+  Tensor positive = grad_mode_enabled() && x.requires_grad() ? pack_positive(y) : Tensor();
+  return record("relu", y, {x}, [positive](const Variable& dy, const Variable&) -> Grads {
+    if (!grad_mode_enabled()) return {Variable(masked_scale(dy.value(), positive, 1.0))};
+    return {where(unpack_mask(positive, dy.shape()), dy, constant(0, dy))};
+  });
 }
 // Exact: y = x·Φ(x), dx = dy·(Φ(x) + x·φ(x)).  Tanh form: y = x/2·(1 + tanh u), u = k(x + 0.044715x³),
 // dx = dy·(½(1 + t) + ½x(1 - t²)·k(1 + 3·0.044715x²)).

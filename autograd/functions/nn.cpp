@@ -1,6 +1,7 @@
 // Differentiable functions of neural networks, fused where the composition would be unstable or wasteful:
 // softmax, log_softmax, layer_norm, embedding / index_select, dropout and cross_entropy.
 #include <cmath>
+#include <limits>
 
 #include "autograd/functions.h"
 #include "core/random.h"
@@ -39,7 +40,8 @@ Variable log_softmax(const Variable& x, int64_t dim) {
 // An ordinary backward runs the one-pass core kernel on the forward's x̂ and rstd. Under create_graph (or
 // with a weight or bias that broadcasts to the normalised shape instead of having it) the composition runs,
 // and x̂ and rstd are recomputed from x with differentiable functions, so that the second derivative sees
-// their dependence on x.
+// their dependence on x. x itself is not kept (that would be a second copy of every normalised activation):
+// x̂/rstd + mean gives it back to rounding, tied to x's autograd record.
 Variable layer_norm(const Variable& x, int64_t k, const Variable& weight, const Variable& bias, double eps) {
   Normalized n = normalize(x.value(), k, eps);
   Tensor y = n.output;
@@ -49,14 +51,15 @@ Variable layer_norm(const Variable& x, int64_t k, const Variable& weight, const 
   for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
   const Shape rows(x.shape().end() - k, x.shape().end());
   const bool fused = (!weight || weight.shape() == rows) && (!bias || bias.shape() == rows);
-  return record("layer_norm", y, {x, weight, bias}, [x, weight, bias, n, dims, eps, fused](const Variable& dy,
-                                                                                            const Variable&) -> Grads {
+  return record("layer_norm", y, {x, weight, bias}, [x_meta = x.meta(), weight, bias, n, dims, eps, fused](
+                                                        const Variable& dy, const Variable&) -> Grads {
     if (fused && !grad_mode_enabled()) {
       LayerNormGrads g = layer_norm_backward(dy.value(), n.output, n.rstd, weight ? weight.value() : Tensor(), bool(bias));
       return {Variable(g.dx), Variable(g.dweight), bias ? Variable(g.dbias.reshape(bias.shape())) : Variable()};
     }
     Variable xhat(n.output), rstd(n.rstd);
     if (grad_mode_enabled()) {
+      const Variable x(tg::add(tg::div(n.output, n.rstd), n.mean), x_meta);
       Variable centered = x - mean(x, dims, true);
       rstd = rsqrt(mean(centered * centered, dims, true) + eps);
       xhat = centered * rstd;
@@ -95,13 +98,64 @@ Variable embedding(const Variable& weight, const Tensor& indices, int64_t paddin
   });
 }
 
-// y = x·m with m ∈ {0, 1/(1-p)}.  dx = dy·m (the same mask).
+// y = x·m with m ∈ {0, 1/(1-p)}.  dx = dy·m (the same mask), kept as one bit per element: 32 times less
+// than an f32 mask, and dropout runs on the largest activations (attention weights, the feed-forward).
 Variable dropout(const Variable& x, double p, bool training, Generator* gen) {
   check<ValueError>(p >= 0 && p <= 1, "dropout: probability must be in [0, 1], got {}", p);
   if (!training || p == 0) return x;
-  Tensor mask = p == 1 ? zeros(x.shape(), x.dtype()) : bernoulli(x.shape(), 1 - p, x.dtype(), gen) / (1 - p);
-  return record("dropout", tg::mul(x.value(), mask), {x},
-                [mask](const Variable& dy, const Variable&) -> Grads { return {dy * Variable(mask)}; });
+  DropoutResult r = tg::dropout(x.value(), p, gen);
+  return record("dropout", r.output, {x}, [keep = r.keep, scale = r.scale](const Variable& dy,
+                                                                            const Variable&) -> Grads {
+    if (!grad_mode_enabled()) return {Variable(masked_scale(dy.value(), keep, scale))};
+    return {dy * Variable(masked_scale(ones(dy.shape(), dy.dtype()), keep, scale))};
+  });
+}
+
+// P = softmax(S), S = q·kᵀ/√d + masks, Pd = P·m (dropout), O = Pd·v.  With s = 1/√d:
+// dv = Pdᵀ·dO, dP = (dO·vᵀ)·m, dS = P·(dP - Σ dP·P), dq = s·dS·k, dk = s·dSᵀ·q.  Pd is recomputed from P
+// and the bits. q/√d is formed as the composition forms it (so the outputs agree to the bit) but not kept.
+Variable scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked,
+                                      const Tensor& added, double dropout_p, Generator* gen) {
+  const bool fits = q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2 && q.size(-1) == k.size(-1) &&
+                    k.size(-2) == v.size(-2);
+  check<ShapeError>(fits, "scaled_dot_product_attention: q {}, k {} and v {} do not fit (..., S_q, d), (..., S_k, d), "
+                    "(..., S_k, d_v)", q.shape(), k.shape(), v.shape());
+  check<ValueError>(dropout_p >= 0 && dropout_p <= 1, "scaled_dot_product_attention: dropout_p must be in [0, 1], "
+                    "got {}", dropout_p);
+  const double root_d = std::sqrt(double(q.size(-1)));
+  Tensor scores = tg::matmul(tg::div(q.value(), scalar_tensor(root_d, q.dtype())), k.value().mT());  // (..., S_q, S_k)
+  if (added.defined()) scores = tg::add(scores, added);
+  if (blocked.defined()) scores = tg::masked_fill(scores, blocked, -std::numeric_limits<double>::infinity());
+  const Tensor P = tg::softmax(scores, -1);
+  scores = Tensor();
+  Tensor Pd = P, keep;
+  double scale = 1;
+  if (dropout_p > 0) {
+    DropoutResult r = tg::dropout(P, dropout_p, gen);
+    Pd = r.output, keep = r.keep, scale = r.scale;
+  }
+  const Tensor out = tg::matmul(Pd, v.value());  // (..., S_q, d_v)
+  auto backward = [q, k, v, P, keep, scale, root_d, blocked, added](const Variable& dO, const Variable&) -> Grads {
+    if (!grad_mode_enabled()) {
+      const Tensor Pd = keep.defined() ? masked_scale(P, keep, scale) : P;
+      const Tensor dPd = tg::matmul(dO.value(), v.value().mT());
+      const Tensor dS = softmax_backward(keep.defined() ? masked_scale(dPd, keep, scale) : dPd, P, -1);
+      const Tensor qs = tg::div(q.value(), scalar_tensor(root_d, q.dtype()));
+      return {Variable(tg::div(tg::matmul(dS, k.value()), scalar_tensor(root_d, q.dtype()))),
+              Variable(tg::matmul(qs.mT(), dS).mT()), Variable(tg::matmul(Pd.mT(), dO.value()))};
+    }
+    // Recorded (create_graph): the same formulas on P recomputed from q and k, so that they can be
+    // differentiated again.
+    Variable S = matmul(q / root_d, k.mT());
+    if (added.defined()) S = S + Variable(added);
+    if (blocked.defined()) S = masked_fill(S, blocked, -std::numeric_limits<double>::infinity());
+    const Variable Pv = softmax(S, -1);
+    const Variable m = keep.defined() ? Variable(masked_scale(ones(P.shape(), P.dtype()), keep, scale)) : Variable();
+    const Variable dP = m ? matmul(dO, v.mT()) * m : matmul(dO, v.mT());
+    const Variable dS = Pv * (dP - sum(dP * Pv, {-1}, true));
+    return {matmul(dS, k) / root_d, matmul(dS.mT(), q / root_d), matmul((m ? Pv * m : Pv).mT(), dO)};
+  };
+  return record("scaled_dot_product_attention", out, {q, k, v}, backward);
 }
 
 }  // namespace tg

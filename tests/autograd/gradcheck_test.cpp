@@ -108,6 +108,19 @@ const std::vector<GradCase>& cases() {
          Generator gen(3);  // a fresh generator per call: the same mask in every evaluation
          return dropout(x[0], 0.5, true, &gen);
        }},
+      {"scaled_dot_product_attention", {{2, 3, 4}, {2, 5, 4}, {2, 5, 2}},
+       [](const Inputs& x) { return scaled_dot_product_attention(x[0], x[1], x[2], Tensor(), Tensor()); }},
+      {"scaled_dot_product_attention", {{2, 2, 3, 4}, {2, 1, 5, 4}, {5, 3}},  // broadcast k, v; both masks; dropout
+       [](const Inputs& x) {
+         Generator gen(4);  // a fresh generator per call: the same mask in every evaluation
+         Tensor blocked = mask_of({2, 1, 3, 5}, 9), added = randn({3, 5}, f64, &gen);
+         return scaled_dot_product_attention(x[0], x[1], x[2], blocked, added, 0.3, &gen);
+       }},
+      {"scaled_dot_product_attention", {{4, 2, 3}, {2, 5, 4}, {2, 5, 3}},  // permuted q; query 1 fully masked
+       [](const Inputs& x) {
+         Tensor blocked = logical_and(eq(arange(0, 3, 1, f64), 1.0).unsqueeze(1), ones({3, 5}, boolean));
+         return scaled_dot_product_attention(x[0].permute({1, 2, 0}), x[1], x[2], blocked, Tensor());
+       }},
       {"cross_entropy", {{4, 5}},
        [](const Inputs& x) { return cross_entropy(x[0], index_tensor({1, 0, 4, -100}, {4})); }},
       {"cross_entropy", {{2, 3, 4}},
@@ -139,7 +152,8 @@ TEST_CASE("every differentiable function matches finite differences in f64") {
 TEST_CASE("second derivatives match finite differences for the core families") {
   const std::set<std::string> second = {"mul", "div", "exp", "log", "tanh", "sigmoid", "gelu", "pow", "sum", "mean",
                                         "var", "logsumexp", "matmul", "softmax", "log_softmax", "layer_norm",
-                                        "cross_entropy", "sqrt", "erf", "slice", "index_select", "embedding"};
+                                        "cross_entropy", "sqrt", "erf", "slice", "index_select", "embedding",
+                                        "scaled_dot_product_attention", "relu", "dropout"};
   for (const GradCase& c : cases()) {
     if (!second.count(c.name)) continue;
     std::string name = c.name;

@@ -277,6 +277,35 @@ TEST_CASE("MultiHeadAttention applies dropout to the weights in training only") 
   CHECK(test::max_abs_diff(m.forward(x, x, x).output.value(), a.output.value()) > 1e-3);
 }
 
+// need_weights = false runs scaled_dot_product_attention; true runs the composition it replaces.
+TEST_CASE("MultiHeadAttention gives the same output and gradients with and without need_weights, in training") {
+  MultiHeadAttention m({.d_model = 8, .num_heads = 2, .dropout = 0.3});
+  Variable x(randn({2, 5, 8}), true);
+  const MhaCall call{.key_padding_mask = tensor({0, 0, 0, 1, 1, 0, 0, 0, 0, 1}, {2, 5}, boolean), .is_causal = true};
+  std::vector<Tensor> outputs, grads;
+  for (bool need_weights : {true, false}) {
+    manual_seed(17);  // the same dropout draws in both runs
+    MhaCall c = call;
+    c.need_weights = need_weights;
+    Variable y = m.forward(x, x, x, c).output;
+    sum(y * y).backward();
+    outputs.push_back(y.value());
+    grads.push_back(x.grad().clone());
+    for (const Variable& p : m.parameters()) grads.push_back(p.grad().clone());
+    x.zero_grad();
+    m.zero_grad();
+  }
+  CHECK(test::max_abs_diff(outputs[0], outputs[1]) == 0);
+  const size_t n = grads.size() / 2;
+  for (size_t i = 0; i < n; ++i) CHECK(test::max_abs_diff(grads[i], grads[n + i]) < 1e-5);
+}
+
+TEST_CASE("scaled_dot_product_attention names the three shapes when they do not fit") {
+  const Variable q(randn({2, 3, 4})), k(randn({2, 5, 4})), v(randn({2, 6, 4}));
+  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v, Tensor(), Tensor()),
+                       doctest::Contains("q (2, 3, 4), k (2, 5, 4) and v (2, 6, 4) do not fit"), ShapeError);
+}
+
 TEST_CASE("MultiHeadAttention runs the forward hooks with the query and the output") {
   MultiHeadAttention m({.d_model = 4, .num_heads = 2});
   Shape seen;
