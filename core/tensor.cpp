@@ -3,72 +3,14 @@
 #include "core/tensor.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <optional>
 
 #include "core/error.h"
 #include "core/kernel_util.h"
 
 namespace tg {
-
-namespace {
-std::atomic<int64_t> g_live_storages{0};  // relaxed: a count for tests, not a synchronisation point
-
-// Small buffers (64 B .. 64 KB, power-of-two classes) are recycled through per-thread free lists: autograd
-// on small tensors allocates and frees a few buffers per op, and aligned_alloc/free were a third of its
-// time. A list keeps at most kKeep buffers; a buffer freed on another thread joins that thread's list.
-// Under AddressSanitizer nothing is kept, so that a use after free is still reported.
-constexpr int kClasses = 11;
-constexpr size_t kKeep = kAddressSanitizer ? 0 : 64;
-struct FreeLists {
-  std::vector<void*> lists[kClasses];
-  FreeLists() {
-    for (auto& l : lists) l.reserve(kKeep);  // so that a destructor's push_back never allocates
-  }
-  ~FreeLists();
-};
-thread_local bool t_lists_gone = false;  // trivially destructible: still readable after ~FreeLists
-thread_local FreeLists t_free;
-FreeLists::~FreeLists() {
-  t_lists_gone = true;  // storages freed later on this thread (statics) go straight to free()
-  for (auto& l : lists)
-    for (void* p : l) std::free(p);
-}
-
-int size_class(size_t bytes) {  // the smallest c with 64 << c >= bytes, or -1 when too large
-  int c = 0;
-  while (c < kClasses && (size_t(64) << c) < bytes) ++c;
-  return c < kClasses ? c : -1;
-}
-}  // namespace
-
-int64_t live_storages() { return g_live_storages.load(std::memory_order_relaxed); }
-
-Storage::Storage(int64_t n) : nbytes(n) {
-  size_t bytes = size_t((n + 63) / 64 * 64);
-  const int c = bytes ? size_class(bytes) : -1;
-  if (c >= 0 && !t_lists_gone && !t_free.lists[c].empty()) {
-    data = t_free.lists[c].back();
-    t_free.lists[c].pop_back();
-  } else if (kAddressSanitizer) {
-    // Exactly n bytes, unpadded, so that ASan reports an access one element past the end (posix_memalign:
-    // ASan's aligned_alloc insists on a size that is a multiple of the alignment).
-    if (bytes && posix_memalign(&data, 64, size_t(n)) != 0) data = nullptr;
-  } else {
-    data = bytes ? std::aligned_alloc(64, c >= 0 ? size_t(64) << c : bytes) : nullptr;
-  }
-  if (bytes && !data) throw std::bad_alloc();
-  g_live_storages.fetch_add(1, std::memory_order_relaxed);  // after the throw: a failed ctor runs no dtor
-}
-Storage::~Storage() {
-  const int c = data ? size_class(size_t((nbytes + 63) / 64 * 64)) : -1;
-  if (c >= 0 && !t_lists_gone && t_free.lists[c].size() < kKeep) t_free.lists[c].push_back(data);
-  else std::free(data);
-  g_live_storages.fetch_sub(1, std::memory_order_relaxed);
-}
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset, DType dtype)
     : storage_(std::move(storage)), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset),
