@@ -16,7 +16,9 @@ Config config_by_name(const std::string& name) {
     // Chosen on the validation split only (examples/sentiment/RESULTS.md): small initial embeddings (most
     // words occur a few times, and only a small start lets those few updates count), no position embeddings
     // (word order adds little on 2400 sentences), word dropout, more dropout, AdamW with warmup + cosine,
-    // more weight decay, label smoothing, and the epoch with the best validation accuracy kept.
+    // more weight decay, label smoothing, 12 epochs. With the recipe chosen, the model trains on all 2400
+    // training sentences for those 12 epochs: keeping the best of 12 noisy epochs on 240 held-out sentences
+    // did no better than the last epoch on unseen ones, and those 240 are 10% more training data.
     c.model.embedding_std = 0.03;
     c.model.positional = "none";
     c.model.token_dropout = 0.1;
@@ -28,8 +30,6 @@ Config config_by_name(const std::string& name) {
     c.train.schedule = "cosine";
     c.train.label_smoothing = 0.1;
     c.train.epochs = 12;
-    c.train.val_fraction = 0.1;
-    c.train.keep_best = true;
     return c;
   }
   throw tg::ValueError(fmt::format("unknown config '{}': expected 'reference' or 'default'", name));

@@ -63,8 +63,8 @@ TEST_CASE("config_by_name: reference is the struct defaults, default is the tune
   CHECK(d.name == "default");
   CHECK(d.train.optimizer == "adamw");
   CHECK(d.train.schedule == "cosine");
-  CHECK(d.train.keep_best);
-  CHECK(d.train.val_fraction > 0);
+  CHECK_FALSE(d.train.keep_best);  // a fixed epoch count, chosen on validation, on all 2400 training sentences
+  CHECK(d.train.val_fraction == 0);
   CHECK(d.model.embedding_std < r.model.embedding_std);  // small initial embeddings
 }
 

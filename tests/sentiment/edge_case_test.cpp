@@ -20,7 +20,7 @@ TEST_CASE("keep_best with an empty validation split keeps the last epoch") {
       dir.write("five.tsv", "text\tlabel\ngood\t1\nbad\t0\nfine film\t1\nawful\t0\nnice\t1\n");  // 4 train, 1 test
   Config c = config_by_name("default");
   c.model.d_model = 8, c.model.num_heads = 2, c.model.num_layers = 1, c.model.dim_feedforward = 8;
-  c.train.epochs = 1, c.train.keep_best = true;
+  c.train.epochs = 1, c.train.keep_best = true, c.train.val_fraction = 0.1;  // 10% of 4 sentences: none
   Data data = prepare_data(data_path, c, /*seed=*/0);
   REQUIRE(data.val.empty());
   REQUIRE(data.train.size() == 4);
