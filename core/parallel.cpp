@@ -99,7 +99,7 @@ void set_num_threads(int n) {
 
 int get_num_threads() { return g_threads; }
 
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
+void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
   if (n <= 0) return;
   const int64_t most = (n + grain - 1) / std::max<int64_t>(grain, 1);
   std::unique_lock lock(g_pool_mu, std::defer_lock);

@@ -14,8 +14,17 @@ inline constexpr int kMaxThreads = 1024;
 void set_num_threads(int n);
 int get_num_threads();
 
+/// parallel_for's general case: chunks on the pool, or f(0, n) when the pool is busy or has one thread.
+void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
 /// Runs f(begin, end) over [0, n) in chunks of at least `grain` items, on up to get_num_threads() threads.
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
+/// A template so that work of one chunk (every small tensor) calls f directly: wrapping a kernel's lambda
+/// in a std::function costs a heap allocation.
+template <class F>
+void parallel_for(int64_t n, int64_t grain, F&& f) {
+  if (n <= 0) return;
+  if (n <= grain) return f(int64_t(0), n);
+  parallel_for_chunks(n, grain, f);
+}
 
 /// What BLAS we run on: OpenBLAS's build config, its kernel core (e.g. "SkylakeX", "Prescott"), threads,
 /// the core this CPU could use, and a warning when OpenBLAS fell back to a generic core on a CPU with
