@@ -26,7 +26,7 @@ std::string to_dot(const Variable& root) {
     if (!fresh) continue;
     out += fmt::format("  n{} [label=\"{}\", shape=box];\n", nid, n->name);
     for (size_t i = 0; i < n->inputs.size(); ++i) {
-      const auto& m = n->inputs[i];
+      const auto& m = n->inputs[i].meta;
       if (!m) continue;
       if (m->grad_fn) {
         stack.emplace_back(m->grad_fn, nid);
@@ -34,7 +34,7 @@ std::string to_dot(const Variable& root) {
       }
       auto [lid, new_leaf] = id(m.get());
       if (new_leaf)
-        out += fmt::format("  n{} [label=\"leaf {}\\nrequires_grad\", shape=ellipse];\n", lid, n->input_shapes[i]);
+        out += fmt::format("  n{} [label=\"leaf {}\\nrequires_grad\", shape=ellipse];\n", lid, n->inputs[i].shape);
       out += fmt::format("  n{} -> n{};\n", lid, nid);
     }
   }

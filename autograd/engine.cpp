@@ -16,16 +16,16 @@ void Node::release() {
   freed = true;
   backward = nullptr;
   output_value = Tensor();
-  std::vector<std::shared_ptr<AutogradMeta>> stack = std::move(inputs);
+  std::vector<Edge> stack = std::move(inputs);
   inputs.clear();
   // Unlink a chain whose only owner is this node one link at a time, instead of by recursive destructors.
   while (!stack.empty()) {
-    std::shared_ptr<AutogradMeta> m = std::move(stack.back());
+    std::shared_ptr<AutogradMeta> m = std::move(stack.back().meta);
     stack.pop_back();
     if (m && m.use_count() == 1 && m->grad_fn && m->grad_fn.use_count() == 1) {
       std::shared_ptr<Node> n = std::move(m->grad_fn);
       n->backward = nullptr;  // drops captured handles first, so the counts below are exact
-      for (auto& in : n->inputs) stack.push_back(std::move(in));
+      for (Edge& in : n->inputs) stack.push_back(std::move(in));
       n->inputs.clear();
     }
   }
@@ -66,10 +66,10 @@ Walk collect(const std::vector<Variable>& roots) {
   while (!stack.empty()) {
     std::shared_ptr<Node> n = std::move(stack.back());
     stack.pop_back();
-    for (const auto& in : n->inputs) {
-      if (!in || !in->grad_fn) continue;
-      Node* child = in->grad_fn.get();
-      if (w.deps[child]++ == 0) stack.push_back(in->grad_fn);
+    for (const Edge& e : n->inputs) {
+      if (!e.meta || !e.meta->grad_fn) continue;
+      Node* child = e.meta->grad_fn.get();
+      if (w.deps[child]++ == 0) stack.push_back(e.meta->grad_fn);
     }
     w.nodes.push_back(std::move(n));
   }
@@ -79,11 +79,11 @@ Walk collect(const std::vector<Variable>& roots) {
 void check_saved(const Node& n) {
   check<ValueError>(!n.freed, "backward of {}: the graph was already freed by an earlier backward; pass "
                     "retain_graph = true to backward through it twice", n.name);
-  for (size_t i = 0; i < n.versions.size(); ++i)
-    if (auto st = n.versions[i].first.lock())
-      check<ValueError>(st->version == n.versions[i].second,
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (auto st = n.inputs[i].storage.lock())
+      check<ValueError>(st->version == n.inputs[i].version,
                         "backward of {}: input {} (shape {}) was modified in place after the op was recorded "
-                        "(version {} -> {})", n.name, i, n.input_shapes[i], n.versions[i].second, st->version);
+                        "(version {} -> {})", n.name, i, n.inputs[i].shape, n.inputs[i].version, st->version);
   check<ValueError>(!n.output_value.defined() || n.output_value.version() == n.output_version,
                     "backward of {}: its output was modified in place after the op was recorded", n.name);
 }
@@ -102,13 +102,14 @@ Grads input_grads(Node& n, const Variable& dy) {
   check<Error>(g.size() == n.inputs.size(), "backward of {}: returned {} gradients for {} inputs", n.name, g.size(),
                n.inputs.size());
   for (size_t i = 0; i < g.size(); ++i) {
-    if (!n.inputs[i] || !g[i].defined()) continue;
-    g[i] = unbroadcast(g[i], n.input_shapes[i], n.name);
-    check<DTypeError>(g[i].dtype() == n.input_dtypes[i], "backward of {}: gradient dtype {} for input of dtype {}",
-                      n.name, g[i].dtype(), n.input_dtypes[i]);
+    const Edge& e = n.inputs[i];
+    if (!e.meta || !g[i].defined()) continue;
+    g[i] = unbroadcast(g[i], e.shape, n.name);
+    check<DTypeError>(g[i].dtype() == e.dtype, "backward of {}: gradient dtype {} for input of dtype {}", n.name,
+                      g[i].dtype(), e.dtype);
     if (anomaly)
       check<ValueError>(all_finite(g[i].value()), "anomaly: backward of {} produced NaN or inf in the gradient of "
-                        "input {} (shape {})", n.name, i, n.input_shapes[i]);
+                        "input {} (shape {})", n.name, i, e.shape);
   }
   return g;
 }
@@ -161,14 +162,14 @@ void run(const std::vector<Variable>& roots, const std::vector<Variable>& root_g
       }
       Grads g = input_grads(*n, dy);
       for (size_t i = 0; i < g.size(); ++i) {
-        const auto& in = n->inputs[i];
+        const auto& in = n->inputs[i].meta;
         if (!in || !g[i].defined()) continue;
         if (in->grad_fn) accumulate(buffer[in->grad_fn.get()], g[i]);
         else sink.leaf(in, g[i]);
       }
     }
-    for (const auto& in : n->inputs)
-      if (in && in->grad_fn && --w.deps[in->grad_fn.get()] == 0) ready.push(in->grad_fn.get());
+    for (const Edge& e : n->inputs)
+      if (e.meta && e.meta->grad_fn && --w.deps[e.meta->grad_fn.get()] == 0) ready.push(e.meta->grad_fn.get());
     if (!retain_graph) n->release();
   }
 }

@@ -73,8 +73,10 @@ Variable Variable::unsqueeze(int64_t d) const { return tg::unsqueeze(*this, d); 
 Variable Variable::squeeze(int64_t d) const { return tg::squeeze(*this, d); }
 Variable Variable::expand(const Shape& s) const { return tg::expand(*this, s); }
 
-Variable record(std::string name, Tensor value, const std::vector<Variable>& inputs, BackwardFn backward,
-                bool keep_output) {
+namespace {
+// Both overloads of record: Inputs iterates as const Variable& (an initializer_list of references, or a vector).
+template <class Inputs>
+Variable record_inputs(std::string& name, Tensor& value, const Inputs& inputs, BackwardFn& backward, bool keep_output) {
   if (t_anomaly)
     check<ValueError>(all_finite(value), "anomaly: forward of {} produced NaN or inf (output shape {})", name,
                       value.shape());
@@ -85,22 +87,26 @@ Variable record(std::string name, Tensor value, const std::vector<Variable>& inp
   node->name = std::move(name);
   node->backward = std::move(backward);
   node->sequence = g_sequence++;
-  node->inputs.reserve(inputs.size());  // one allocation per vector, not one per doubling
-  node->input_shapes.reserve(inputs.size());
-  node->input_dtypes.reserve(inputs.size());
-  node->versions.reserve(inputs.size());
-  for (const Variable& v : inputs) {
-    node->inputs.push_back(v.requires_grad() ? v.meta() : nullptr);
-    node->input_shapes.push_back(v.shape());
-    node->input_dtypes.push_back(v.dtype());
-    node->versions.emplace_back(v.value().storage(), v.value().version());
-  }
+  node->inputs.reserve(inputs.size());  // one allocation, not one per doubling
+  for (const Variable& v : inputs)
+    node->inputs.push_back({v.requires_grad() ? v.meta() : nullptr, v.shape(), v.dtype(), v.value().storage(),
+                            v.value().version()});
   auto meta = std::make_shared<AutogradMeta>();
   meta->requires_grad = true;
   meta->grad_fn = node;
   node->output = meta;
   if (keep_output) node->output_value = value, node->output_version = value.version();
   return Variable(std::move(value), std::move(meta));
+}
+}  // namespace
+
+Variable record(std::string name, Tensor value, std::initializer_list<std::reference_wrapper<const Variable>> inputs,
+                BackwardFn backward, bool keep_output) {
+  return record_inputs(name, value, inputs, backward, keep_output);
+}
+Variable record(std::string name, Tensor value, const std::vector<Variable>& inputs, BackwardFn backward,
+                bool keep_output) {
+  return record_inputs(name, value, inputs, backward, keep_output);
 }
 
 }  // namespace tg

@@ -3,6 +3,7 @@
 // built as ops run (record) and walked backwards by the engine (engine.cpp). Nodes point at their inputs'
 // records, never at values, so an intermediate's value is freed as soon as nothing captured it.
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,14 +97,21 @@ using Grads = std::vector<Variable>;
 /// when the op asked to keep it). Written with differentiable functions, so create_graph can record it.
 using BackwardFn = std::function<Grads(const Variable& dy, const Variable& y)>;
 
+/// One input of a recorded op: its autograd record (null when it needs no gradient), the shape and dtype its
+/// gradient must have, and its storage's version at record time (to catch an in-place write before backward).
+struct Edge {
+  std::shared_ptr<AutogradMeta> meta;
+  Shape shape;
+  DType dtype = f32;
+  std::weak_ptr<Storage> storage;
+  uint64_t version = 0;
+};
+
 /// One recorded op: its backward, its inputs' autograd records, and what the engine needs to check.
 struct Node {
   std::string name;
-  BackwardFn backward;                                // cleared when the graph is freed
-  std::vector<std::shared_ptr<AutogradMeta>> inputs;  // null where the input needs no gradient
-  std::vector<Shape> input_shapes;
-  std::vector<DType> input_dtypes;
-  std::vector<std::pair<std::weak_ptr<Storage>, uint64_t>> versions;  // inputs' storage versions at record
+  BackwardFn backward;        // cleared when the graph is freed
+  std::vector<Edge> inputs;   // one per input, in the order of the op's arguments
   std::weak_ptr<AutogradMeta> output;
   Tensor output_value;                                // kept only when the op asked for it
   uint64_t output_version = 0;
@@ -120,7 +128,11 @@ struct Node {
 };
 
 /// Records an op: returns `value` as a Variable that carries a Node when grad mode is on and an input
-/// requires grad. `keep_output` keeps the value for the backward (ops whose derivative uses y).
+/// requires grad. `keep_output` keeps the value for the backward (ops whose derivative uses y). The inputs
+/// are taken by reference, `{a, b}` at the call site, so that an op copies no Variable handle it does not keep.
+Variable record(std::string name, Tensor value, std::initializer_list<std::reference_wrapper<const Variable>> inputs,
+                BackwardFn backward, bool keep_output = false);
+/// The same for a list of inputs (cat, stack).
 Variable record(std::string name, Tensor value, const std::vector<Variable>& inputs, BackwardFn backward,
                 bool keep_output = false);
 
