@@ -2,9 +2,10 @@
 // on dependency counts: iterative, so deep graphs do not overflow the stack), sums the gradients that
 // reach each node, un-broadcasts each input gradient to its input's shape once, checks shapes, versions
 // and (under AnomalyGuard) finiteness, accumulates into leaves, and frees the graph unless asked not to.
+#include <algorithm>
+#include <cstdint>
 #include <queue>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "autograd/functions.h"
 #include "core/error.h"
@@ -53,25 +54,70 @@ Variable unbroadcast(const Variable& g, const Shape& shape, const std::string& o
 
 void accumulate(Variable& slot, const Variable& g) { slot = slot.defined() ? slot + g : g; }
 
+// Node* -> its slot in a walk, by open addressing with linear probing: a walk over n nodes allocates a few
+// times, where std::unordered_map allocated once per node and map.
+class NodeSlots {
+ public:
+  /// The slot of n, given the next free number when n is new; `second` tells whether it was.
+  std::pair<int, bool> insert(Node* n) {
+    if (2 * (count_ + 1) > int(table_.size())) rehash(std::max<size_t>(64, 2 * table_.size()));
+    size_t i = home(n);
+    for (; table_[i].first; i = (i + 1) & (table_.size() - 1))
+      if (table_[i].first == n) return {table_[i].second, false};
+    table_[i] = {n, count_};
+    return {count_++, true};
+  }
+  /// The slot of a node that insert has seen.
+  int at(Node* n) const {
+    size_t i = home(n);
+    while (table_[i].first != n) i = (i + 1) & (table_.size() - 1);
+    return table_[i].second;
+  }
+
+ private:
+  size_t home(Node* n) const {  // Fibonacci hashing: nodes are 16-byte aligned, so the low bits say nothing
+    return size_t((uintptr_t(n) >> 4) * 0x9E3779B97F4A7C15ull >> 32) & (table_.size() - 1);
+  }
+  void rehash(size_t size) {
+    std::vector<std::pair<Node*, int>> old(size);
+    old.swap(table_);
+    for (const auto& [n, slot] : old)
+      if (n) {
+        size_t i = home(n);
+        while (table_[i].first) i = (i + 1) & (table_.size() - 1);
+        table_[i] = {n, slot};
+      }
+  }
+  std::vector<std::pair<Node*, int>> table_;  // size a power of two, at most half full; null = empty
+  int count_ = 0;
+};
+
 struct Walk {
-  std::vector<std::shared_ptr<Node>> nodes;  // keeps every node alive while the walk frees edges
-  std::unordered_map<Node*, int> deps;       // edges from reachable nodes into each node
+  std::vector<std::shared_ptr<Node>> nodes;  // by slot; keeps every node alive while the walk frees edges
+  std::vector<int> deps;                     // by slot: edges from reachable nodes into the node
+  NodeSlots slots;
 };
 
 Walk collect(const std::vector<Variable>& roots) {
   Walk w;
-  std::vector<std::shared_ptr<Node>> stack;
+  auto visit = [&w](const std::shared_ptr<Node>& n) {  // n's slot, and whether it was new
+    auto [slot, fresh] = w.slots.insert(n.get());
+    if (fresh) w.nodes.push_back(n), w.deps.push_back(0);
+    return std::pair{slot, fresh};
+  };
+  std::vector<int> stack;
   for (const Variable& r : roots)
-    if (auto n = r.grad_fn(); n && !w.deps.count(n.get())) w.deps[n.get()] = 0, stack.push_back(n);
+    if (auto n = r.grad_fn())
+      if (auto [slot, fresh] = visit(n); fresh) stack.push_back(slot);
   while (!stack.empty()) {
-    std::shared_ptr<Node> n = std::move(stack.back());
+    Node* n = w.nodes[stack.back()].get();
     stack.pop_back();
     for (const Edge& e : n->inputs) {
       if (!e.meta || !e.meta->grad_fn) continue;
-      Node* child = e.meta->grad_fn.get();
-      if (w.deps[child]++ == 0) stack.push_back(e.meta->grad_fn);
+      auto [child, fresh] = visit(e.meta->grad_fn);
+      ++w.deps[child];
+      if (fresh) stack.push_back(child);
     }
-    w.nodes.push_back(std::move(n));
   }
   return w;
 }
@@ -138,23 +184,23 @@ struct Sink {
 void run(const std::vector<Variable>& roots, const std::vector<Variable>& root_grads, bool retain_graph,
          const Sink& sink) {
   Walk w = collect(roots);
-  std::unordered_map<Node*, Variable> buffer;
+  std::vector<Variable> buffer(w.nodes.size());  // by slot: the gradient summed so far (undefined: none yet)
   for (size_t i = 0; i < roots.size(); ++i) {
-    if (auto n = roots[i].grad_fn()) accumulate(buffer[n.get()], root_grads[i]);
+    if (auto n = roots[i].grad_fn()) accumulate(buffer[w.slots.at(n.get())], root_grads[i]);
     else if (roots[i].requires_grad()) sink.leaf(roots[i].meta(), root_grads[i]);
   }
-  auto later = [](Node* a, Node* b) { return a->sequence < b->sequence; };
-  std::priority_queue<Node*, std::vector<Node*>, decltype(later)> ready(later);
-  for (const auto& n : w.nodes)
-    if (w.deps[n.get()] == 0) ready.push(n.get());
+  auto later = [&w](int a, int b) { return w.nodes[a]->sequence < w.nodes[b]->sequence; };
+  std::priority_queue<int, std::vector<int>, decltype(later)> ready(later);
+  for (size_t slot = 0; slot < w.nodes.size(); ++slot)
+    if (w.deps[slot] == 0) ready.push(int(slot));
   GradModeGuard mode(sink.create_graph);
   while (!ready.empty()) {
-    Node* n = ready.top();
+    const int slot = ready.top();
     ready.pop();
-    auto it = buffer.find(n);
-    if (it != buffer.end()) {
-      Variable dy = std::move(it->second);
-      buffer.erase(it);
+    Node* n = w.nodes[slot].get();
+    if (buffer[slot].defined()) {
+      Variable dy = std::move(buffer[slot]);
+      buffer[slot] = Variable();  // frees the summed gradient as soon as it is consumed
       check_saved(*n);
       if (auto out = n->output.lock()) {
         if (sink.captured) sink.leaf(out, dy);
@@ -164,12 +210,13 @@ void run(const std::vector<Variable>& roots, const std::vector<Variable>& root_g
       for (size_t i = 0; i < g.size(); ++i) {
         const auto& in = n->inputs[i].meta;
         if (!in || !g[i].defined()) continue;
-        if (in->grad_fn) accumulate(buffer[in->grad_fn.get()], g[i]);
+        if (in->grad_fn) accumulate(buffer[w.slots.at(in->grad_fn.get())], g[i]);
         else sink.leaf(in, g[i]);
       }
     }
     for (const Edge& e : n->inputs)
-      if (e.meta && e.meta->grad_fn && --w.deps[e.meta->grad_fn.get()] == 0) ready.push(e.meta->grad_fn.get());
+      if (e.meta && e.meta->grad_fn)
+        if (const int child = w.slots.at(e.meta->grad_fn.get()); --w.deps[child] == 0) ready.push(child);
     if (!retain_graph) n->release();
   }
 }
