@@ -82,6 +82,9 @@ Tensor masked_scale(const Tensor& x, const Tensor& bits, double scale);
 Tensor unpack_mask(const Tensor& bits, const Shape& shape);
 /// x·Φ(x) (Hendrycks & Gimpel 2016); with `tanh_approx`, 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))).
 Tensor gelu(const Tensor& x, bool tanh_approx = false);
+/// The gradient of exact gelu in one pass: dy·(Φ(x) + x·φ(x)), φ the standard normal density; dy and x of
+/// one shape and float dtype (ShapeError / DTypeError otherwise). f32 uses the vectorised Φ and exp.
+Tensor gelu_backward(const Tensor& dy, const Tensor& x);
 /// Limits x to [lo, hi]; either bound may be absent. ValueError when lo > hi, a bound is NaN, or an i64
 /// tensor gets a fractional bound (PyTorch would promote to float; truncating it would clamp wrongly).
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);

@@ -92,10 +92,12 @@ Variable relu(const Variable& x) {
   });
 }
 // Exact: y = x·Φ(x), dx = dy·(Φ(x) + x·φ(x)).  Tanh form: y = x/2·(1 + tanh u), u = k(x + 0.044715x³),
-// dx = dy·(½(1 + t) + ½x(1 - t²)·k(1 + 3·0.044715x²)).
+// dx = dy·(½(1 + t) + ½x(1 - t²)·k(1 + 3·0.044715x²)). An ordinary backward of the exact form is the one-pass
+// core kernel; under create_graph it is the composition below, which can be differentiated again.
 Variable gelu(const Variable& x, bool tanh_approx) {
   return record("gelu", tg::gelu(x.value(), tanh_approx), {x}, [x, tanh_approx](const Variable& dy,
                                                                                   const Variable&) -> Grads {
+    if (!tanh_approx && !grad_mode_enabled()) return {Variable(gelu_backward(dy.value(), x.value()))};
     if (!tanh_approx) {
       Variable cdf = 0.5 * (1.0 + erf(x * std::numbers::sqrt2 / 2));
       Variable pdf = exp(-0.5 * x * x) / std::sqrt(2 * std::numbers::pi);

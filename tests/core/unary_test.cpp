@@ -1,5 +1,6 @@
 // Unary elementwise kernels against std:: on every layout, plus the values that matter: gelu in both
-// forms against closed-form numbers, sigmoid at ±1000, clamp with missing bounds and NaN, all_finite.
+// forms against closed-form numbers, f32 Φ to a few ulp and gelu's one-pass backward, sigmoid at ±1000, clamp
+// with missing bounds and NaN, all_finite.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <numbers>
 
 #include "core/error.h"
+#include "core/fast_math.h"
 #include "core/ops.h"
 #include "reference.h"
 
@@ -103,6 +105,48 @@ TEST_CASE("gelu matches closed-form values in both forms") {
   // far tails: gelu(x) -> x for large x and -> 0 for very negative x, never NaN
   check_tensor(gelu(tensor({-1000, 1000})), {2}, {0, 1000}, 0, 0);
   check_tensor(gelu(tensor({-1000, 1000}), true), {2}, {0, 1000}, 0, 0);
+}
+
+TEST_CASE("normal_cdf_f32 is within 7 ulp of Φ in double, tails, denormals and specials included") {
+  double worst_ulp = 0, worst_denormal = 0;
+  for (double xd = -30; xd <= 30; xd += 1e-4) {
+    const float x = float(xd);
+    const double got = detail::normal_cdf_f32(x), want = 0.5 * std::erfc(-double(x) / std::numbers::sqrt2);
+    if (want < std::numeric_limits<float>::min())
+      worst_denormal = std::max(worst_denormal, std::fabs(got - want) / std::ldexp(1.0, -149));
+    else
+      worst_ulp = std::max(worst_ulp, std::fabs(got - want) / std::ldexp(1.0, std::ilogb(want) - 23));
+  }
+  CHECK(worst_ulp <= 7.0);
+  CHECK(worst_denormal <= 4.0);
+  CHECK(detail::normal_cdf_f32(0.0f) == 0.5f);
+  CHECK(detail::normal_cdf_f32(-0.0f) == 0.5f);
+  CHECK(detail::normal_cdf_f32(INFINITY) == 1.0f);
+  CHECK(detail::normal_cdf_f32(-INFINITY) == 0.0f);
+  CHECK(std::isnan(detail::normal_cdf_f32(NAN)));
+  // where PyTorch's f32 0.5·x·(1 + erf(x/√2)) is 0, ours keeps the value: gelu(-8) = -8·Φ(-8) ≈ -4.98e-15
+  CHECK(gelu(tensor({-8.0})).item() == doctest::Approx(-8 * 0.5 * std::erfc(8 / std::numbers::sqrt2)).epsilon(1e-6));
+}
+
+TEST_CASE("gelu_backward is dy·(Φ(x) + x·φ(x)) on every layout, and names mismatched operands") {
+  const Shape shape = {3, 4};
+  for (DType dt : {f32, f64})
+    for (const Layout& l : layouts(sample(12, 4.0, 7), shape, dt)) {
+      CAPTURE(dt);
+      CAPTURE(l.name);
+      Tensor dy = tensor(sample(12, 2.0, 8), shape, dt);
+      std::vector<double> want, g = values(dy), x = values(l.t);
+      for (size_t i = 0; i < x.size(); ++i)
+        want.push_back(g[i] * (0.5 * std::erfc(-x[i] / std::numbers::sqrt2) +
+                               x[i] * std::exp(-0.5 * x[i] * x[i]) / std::sqrt(2 * std::numbers::pi)));
+      const double tol = dt == f32 ? 2e-6 : 1e-14;
+      check_tensor(gelu_backward(dy, l.t), shape, want, tol, tol);
+    }
+  CHECK_THROWS_WITH_AS(gelu_backward(ones({2, 3}), ones({3, 2})),
+                       doctest::Contains("gelu_backward: shapes differ: (2, 3) vs (3, 2)"), ShapeError);
+  CHECK_THROWS_WITH_AS(gelu_backward(ones({2}), ones({2}, f64)), doctest::Contains("gelu_backward: dtypes differ: f32 vs f64"),
+                       DTypeError);
+  CHECK_THROWS_WITH_AS(gelu_backward(ones({2}, i64), ones({2}, i64)), doctest::Contains("gelu_backward"), DTypeError);
 }
 
 TEST_CASE("sigmoid saturates at ±1000 without NaN or inf, and is accurate in the tails") {
