@@ -3,7 +3,6 @@
 // output's shape, the strided visit otherwise.
 #include <cmath>
 #include <type_traits>
-#include <utility>
 
 #include "core/kernel_util.h"
 #include "core/ops.h"
@@ -93,13 +92,15 @@ Tensor logical(const Tensor& a, const Tensor& b, const char* op, F f) {
 
 Tensor like(const Tensor& t, double v) { return scalar_tensor(v, t.dtype()); }
 
-// t and the scalar v as two tensors of one dtype. An i64 t meets a v that is no exact int64 (0.5, 1e30, inf,
-// NaN), or a true division, as f32: PyTorch promotes an integer tensor and a float scalar to its default
-// float dtype, and truncating v would give a wrong answer.
-std::pair<Tensor, Tensor> with_scalar(const Tensor& t, double v, bool division = false) {
+// op(t, v), or op(v, t) when `scalar_first`, with the scalar v as a tensor of t's dtype. An i64 t meeting a v
+// that is no exact int64 (0.5, 1e30, inf, NaN), or a true division, runs in f32: PyTorch promotes an integer
+// tensor and a float scalar to its default float dtype, and truncating v would give a wrong answer.
+using BinaryOp = Tensor (*)(const Tensor&, const Tensor&);
+Tensor with_scalar(BinaryOp op, const Tensor& t, double v, bool scalar_first = false) {
   const bool exact = v >= -0x1p63 && v < 0x1p63 && v == std::trunc(v);
-  if (t.dtype() == i64 && (division || !exact)) return {t.to(f32), scalar_tensor(v, f32)};
-  return {t, like(t, v)};
+  const bool promote = t.dtype() == i64 && (op == BinaryOp(div) || !exact);
+  const Tensor x = promote ? t.to(f32) : t, s = scalar_tensor(v, x.dtype());
+  return scalar_first ? op(s, x) : op(x, s);
 }
 
 }  // namespace
@@ -127,38 +128,14 @@ Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator+(const Tensor& a, double b) {
-  auto [x, s] = with_scalar(a, b);
-  return add(x, s);
-}
-Tensor operator-(const Tensor& a, double b) {
-  auto [x, s] = with_scalar(a, b);
-  return sub(x, s);
-}
-Tensor operator*(const Tensor& a, double b) {
-  auto [x, s] = with_scalar(a, b);
-  return mul(x, s);
-}
-Tensor operator/(const Tensor& a, double b) {
-  auto [x, s] = with_scalar(a, b, true);
-  return div(x, s);
-}
-Tensor operator+(double a, const Tensor& b) {
-  auto [x, s] = with_scalar(b, a);
-  return add(s, x);
-}
-Tensor operator-(double a, const Tensor& b) {
-  auto [x, s] = with_scalar(b, a);
-  return sub(s, x);
-}
-Tensor operator*(double a, const Tensor& b) {
-  auto [x, s] = with_scalar(b, a);
-  return mul(s, x);
-}
-Tensor operator/(double a, const Tensor& b) {
-  auto [x, s] = with_scalar(b, a, true);
-  return div(s, x);
-}
+Tensor operator+(const Tensor& a, double b) { return with_scalar(add, a, b); }
+Tensor operator-(const Tensor& a, double b) { return with_scalar(sub, a, b); }
+Tensor operator*(const Tensor& a, double b) { return with_scalar(mul, a, b); }
+Tensor operator/(const Tensor& a, double b) { return with_scalar(div, a, b); }
+Tensor operator+(double a, const Tensor& b) { return with_scalar(add, b, a, true); }
+Tensor operator-(double a, const Tensor& b) { return with_scalar(sub, b, a, true); }
+Tensor operator*(double a, const Tensor& b) { return with_scalar(mul, b, a, true); }
+Tensor operator/(double a, const Tensor& b) { return with_scalar(div, b, a, true); }
 Tensor operator-(const Tensor& a) { return neg(a); }
 
 Tensor eq(const Tensor& a, const Tensor& b) { return compare(a, b, "eq", [](auto x, auto y) { return x == y; }); }
@@ -167,30 +144,12 @@ Tensor lt(const Tensor& a, const Tensor& b) { return compare(a, b, "lt", [](auto
 Tensor le(const Tensor& a, const Tensor& b) { return compare(a, b, "le", [](auto x, auto y) { return x <= y; }); }
 Tensor gt(const Tensor& a, const Tensor& b) { return compare(a, b, "gt", [](auto x, auto y) { return x > y; }); }
 Tensor ge(const Tensor& a, const Tensor& b) { return compare(a, b, "ge", [](auto x, auto y) { return x >= y; }); }
-Tensor eq(const Tensor& a, double b) {
-  auto [x, s] = with_scalar(a, b);
-  return eq(x, s);
-}
-Tensor ne(const Tensor& a, double b) {
-  auto [x, s] = with_scalar(a, b);
-  return ne(x, s);
-}
-Tensor lt(const Tensor& a, double b) {
-  auto [x, s] = with_scalar(a, b);
-  return lt(x, s);
-}
-Tensor le(const Tensor& a, double b) {
-  auto [x, s] = with_scalar(a, b);
-  return le(x, s);
-}
-Tensor gt(const Tensor& a, double b) {
-  auto [x, s] = with_scalar(a, b);
-  return gt(x, s);
-}
-Tensor ge(const Tensor& a, double b) {
-  auto [x, s] = with_scalar(a, b);
-  return ge(x, s);
-}
+Tensor eq(const Tensor& a, double b) { return with_scalar(eq, a, b); }
+Tensor ne(const Tensor& a, double b) { return with_scalar(ne, a, b); }
+Tensor lt(const Tensor& a, double b) { return with_scalar(lt, a, b); }
+Tensor le(const Tensor& a, double b) { return with_scalar(le, a, b); }
+Tensor gt(const Tensor& a, double b) { return with_scalar(gt, a, b); }
+Tensor ge(const Tensor& a, double b) { return with_scalar(ge, a, b); }
 
 Tensor logical_and(const Tensor& a, const Tensor& b) {
   return logical(a, b, "logical_and", [](bool x, bool y) { return x && y; });
