@@ -252,4 +252,8 @@ TEST_CASE("layer_norm_backward matches the composition, with and without weight 
     }
   CHECK_THROWS_WITH_AS(layer_norm_backward(ones({2, 4}), ones({2, 4}), ones({2, 1}), ones({3}), false),
                        doctest::Contains("weight (3,)"), ShapeError);
+  CHECK_THROWS_WITH_AS(layer_norm_backward(ones({2, 3}), ones({2, 4}), ones({2, 1}), Tensor(), false),
+                       doctest::Contains("dy (2, 3) vs x̂ (2, 4)"), ShapeError);
+  CHECK_THROWS_WITH_AS(layer_norm_backward(ones({3, 4}), ones({3, 4}), ones({5, 1}), Tensor(), false),
+                       doctest::Contains("rstd (5, 1) does not divide x̂ (3, 4) into rows"), ShapeError);
 }

@@ -306,6 +306,14 @@ TEST_CASE("scaled_dot_product_attention names the three shapes when they do not 
                        doctest::Contains("q (2, 3, 4), k (2, 5, 4) and v (2, 6, 4) do not fit"), ShapeError);
 }
 
+TEST_CASE("scaled_dot_product_attention refuses a dropout_p outside [0, 1], NaN included") {
+  const Variable q(randn({2, 3, 4})), k(randn({2, 5, 4})), v(randn({2, 5, 4}));
+  Generator gen(0);
+  for (double p : {-0.1, 1.5, std::nan("")})
+    CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v, Tensor(), Tensor(), p, &gen),
+                         doctest::Contains("dropout_p must be in [0, 1]"), ValueError);
+}
+
 TEST_CASE("MultiHeadAttention runs the forward hooks with the query and the output") {
   MultiHeadAttention m({.d_model = 4, .num_heads = 2});
   Shape seen;
