@@ -1,7 +1,11 @@
 // In-place writes (fill_, copy_, add_, mul_, addcmul_, addcdiv_): what optimizers and initialisers use to
 // update parameters without allocating. Each bumps the storage version, so autograd can tell a value it
 // saved was overwritten.
+#include <algorithm>
+#include <iterator>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "core/kernel_util.h"
 #include "core/ops.h"
@@ -45,10 +49,53 @@ void check_writable(const Tensor& dst, const char* op) {
                       "write into its contiguous() or clone() instead", op, dst.shape(), dst.strides());
 }
 
+// The element offsets [first, last] a view can touch in its storage.
+std::pair<int64_t, int64_t> span(const Tensor& t) {
+  int64_t lo = t.offset(), hi = t.offset();
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    const int64_t reach = t.strides()[size_t(d)] * (t.shape()[size_t(d)] - 1);
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {lo, hi};
+}
+
+// The sorted element offsets of a view.
+std::vector<int64_t> offsets(const Tensor& t) {
+  std::vector<int64_t> out;
+  out.reserve(size_t(t.numel()));
+  detail::visit<1>(t.shape(), {t.strides()},
+                   [&](const std::array<int64_t, 1>& o) { out.push_back(t.offset() + o[0]); });
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// An operand that shares elements with the destination is read while the destination is written, so unless
+// each element reads only itself (the same view: x.add_(x)) the result depends on the order of the writes:
+// x.add_(x.transpose(0, 1)) or x.mul_(x.select(0, 0)) would silently give a wrong answer. Refused, as PyTorch
+// refuses a partial overlap (at::assert_no_partial_overlap). Views of one storage that share no element, as
+// two columns of a matrix, are independent and allowed. The element sets are compared only when the spans
+// meet (rare: an update of one storage from itself).
+void check_no_overlap(const Tensor& dst, const Tensor& src, const char* op) {
+  if (dst.storage() != src.storage() || dst.numel() == 0 || src.numel() == 0) return;
+  if (src.offset() == dst.offset() && src.shape() == dst.shape() && src.strides() == dst.strides()) return;
+  const auto [dlo, dhi] = span(dst);
+  const auto [slo, shi] = span(src);
+  if (shi < dlo || dhi < slo) return;
+  const std::vector<int64_t> written = offsets(dst), read = offsets(src);
+  std::vector<int64_t> common;
+  std::set_intersection(written.begin(), written.end(), read.begin(), read.end(), std::back_inserter(common));
+  check<ValueError>(common.empty(),
+                    "{}: the operand (shape {}, strides {}, offset {}) shares memory with the tensor written to "
+                    "(shape {}, strides {}, offset {}), so the result would depend on the order of the writes; "
+                    "pass the operand's clone()", op, src.shape(), src.strides(), src.offset(), dst.shape(),
+                    dst.strides(), dst.offset());
+}
+
 void check_operand(const Tensor& dst, const Tensor& src, const char* op) {
   check<DTypeError>(src.dtype() == dst.dtype(), "{}: dtypes differ: {} vs {}", op, dst.dtype(), src.dtype());
   check<ShapeError>(broadcast_shapes(dst.shape(), src.shape(), op) == dst.shape(),
                     "{}: operand of shape {} does not broadcast to {}", op, src.shape(), dst.shape());
+  check_no_overlap(dst, src, op);
 }
 
 template <class F>
@@ -70,6 +117,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
   check_writable(*this, "copy_");
   check<ShapeError>(broadcast_shapes(shape_, src.shape(), "copy_") == shape_,
                     "copy_: source of shape {} does not broadcast to {}", src.shape(), shape_);
+  check_no_overlap(*this, src, "copy_");
   detail::dispatch(dtype_, [&](auto zd) {
     using D = decltype(zd);
     detail::dispatch(src.dtype(), [&](auto zs) {

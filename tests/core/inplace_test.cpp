@@ -183,3 +183,32 @@ TEST_CASE("in-place writes into an expanded (stride-0) tensor are refused, namin
   c.add_(ones({3}));
   check_tensor(c, {3}, {1, 1, 1});
 }
+
+// x.add_(x.transpose(0, 1)) read elements the loop had already overwritten: for x = arange(9).reshape(3, 3)
+// it returned [[0, 4, 8], [7, 8, 12], [14, 19, 16]], where x + xᵀ is [[0, 4, 8], [4, 8, 12], [8, 12, 16]].
+// PyTorch refuses such a partial overlap.
+TEST_CASE("in-place ops refuse an operand that shares elements with the destination, except the same view") {
+  Tensor x = arange(0, 9).reshape({3, 3});
+  CHECK_THROWS_WITH_AS(x.add_(x.transpose(0, 1)),
+                       doctest::Contains("add_: the operand (shape (3, 3), strides [1, 3], offset 0) shares "
+                                         "memory with the tensor written to (shape (3, 3), strides [3, 1], offset 0)"),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(x.mul_(x.select(0, 0)), doctest::Contains("mul_: the operand (shape (3,)"), ValueError);
+  CHECK_THROWS_WITH_AS(x.narrow(0, 1, 2).copy_(x.narrow(0, 0, 2)), doctest::Contains("copy_: the operand"), ValueError);
+  CHECK_THROWS_WITH_AS(x.addcmul_(ones({3, 3}), x.select(1, 2)), doctest::Contains("addcmul_: the operand"), ValueError);
+  CHECK_THROWS_WITH_AS(x.select(0, 0).addcdiv_(ones({3}), x.select(0, 0).select(0, 1)),
+                       doctest::Contains("addcdiv_: the operand (shape (), strides [], offset 1)"), ValueError);
+  CHECK(x.version() == 0);
+  // The same view reads each element before writing it: allowed, as in PyTorch.
+  x.add_(x);
+  check_tensor(x, {3, 3}, {0, 2, 4, 6, 8, 10, 12, 14, 16});
+  x.copy_(x);
+  // Views of one storage that share no element are independent: row 0 from row 2; and the transpose of a clone.
+  x.select(0, 0).add_(x.select(0, 2));
+  check_tensor(x, {3, 3}, {12, 16, 20, 6, 8, 10, 12, 14, 16});
+  x.add_(x.transpose(0, 1).clone());
+  check_tensor(x, {3, 3}, {24, 22, 32, 22, 16, 24, 32, 24, 32});
+  // Two columns interleave in memory but share no element.
+  x.select(1, 0).add_(x.select(1, 1));
+  check_tensor(x, {3, 3}, {46, 22, 32, 38, 16, 24, 56, 24, 32});
+}
