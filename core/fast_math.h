@@ -3,6 +3,7 @@
 // them (no libm call, no branch, no float reduction the compiler may not reorder). libm's expf is a call per
 // element; softmax spends most of its time there.
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 namespace tg::detail {
@@ -39,33 +40,75 @@ inline float exp_f32(float x) {
   return p * s1 * s2;
 }
 
-/// Φ(x), the standard normal CDF, in f32: Φ(-a) = ½·erfc(a/√2) for a = |x|, with erfc(z) =
-/// t·exp(-z² - 1.26551223 + t·P(t)), t = 1/(1 + z/2) (Press et al., Numerical Recipes, 2nd ed., §6.2:
-/// fractional error below 1.2e-7 for every z ≥ 0), and Φ(a) = 1 - Φ(-a). The exponent's a²/2 is split into an
-/// exact a_hi²/2 and a small remainder, each through its own exp_f32: rounding a² (or a/√2) would cost up to
-/// 270 ulp in the left tail. At most 7 ulp from Φ in double wherever Φ is a normal float (6.5 measured on
-/// [-13, 10]); accurate relative to Φ itself also in the left tail, where PyTorch's 1 + erf(x/√2) cancels to
-/// 0 in f32 below x ≈ -5.7. Φ(-inf) = 0, Φ(inf) = 1, Φ(NaN) = NaN. No branch: loops calling it vectorise.
-inline float normal_cdf_f32(float x) {
-  // a = min(|x|, 20) on the bits, NaN kept (Φ(-20) ≈ 3e-89 is 0 in f32 already; this keeps a_lo finite).
-  uint32_t u = std::bit_cast<uint32_t>(x) & 0x7FFFFFFFu;
-  const uint32_t big = -uint32_t(u > 0x41A00000u && u <= 0x7F800000u);  // 20 < |x| <= inf
-  const float a = std::bit_cast<float>((u & ~big) | (big & 0x41A00000u));
-  const float t = 1.0f / (1.0f + 0.5f * 0.707106781186547524f * a);
-  float p = 0.17087277f;
-  p = p * t - 0.82215223f;
-  p = p * t + 1.48851587f;
-  p = p * t - 1.13520398f;
-  p = p * t + 0.27886807f;
-  p = p * t - 0.18628806f;
-  p = p * t + 0.09678418f;
-  p = p * t + 0.37409196f;
-  p = p * t + 1.00002368f;
-  p = p * t - 1.26551223f;
-  const float a_hi = std::bit_cast<float>(std::bit_cast<uint32_t>(a) & 0xFFFFF000u), a_lo = a - a_hi;  // a_hi² exact
-  const float tail = 0.5f * t * exp_f32(-0.5f * a_hi * a_hi) * exp_f32(p - 0.5f * a_lo * (a + a_hi));  // Φ(-a)
-  const float positive = float(int32_t(1 - (std::bit_cast<uint32_t>(x) >> 31)));  // 1 for x ≥ +0, else 0
-  return tail + positive * (1.0f - 2.0f * tail);
+// Exact gelu in f32. Both functions below use explicit fmas (std::fma: one rounding on every path, so that
+// the AVX-512, AVX2+FMA and portable builds of their loops give the same bits under -ffp-contract=off; a
+// CPU without FMA gets them from libm, correct but slow). No branch; the one division (of the rational) costs
+// no time in the AVX-512 loop, which is bound by its ~33 multiply-adds (replacing it by a product: same speed).
+
+/// The pieces of the normal distribution's left tail at a = min(|x|, 15) (beyond, a·φ(a) rounds to 0 in f32):
+/// e^(-a²/2) = p·s·2^-64 and Φ(-a) = (p·r)·s, with s = 2^(n+64) a power of two and r = Φ(-a)·e^(a²/2)·2^-64
+/// (Mills' ratio over √(2π), scaled so that p·r stays a normal float and the last product rounds once,
+/// also into denormals). -a²/2 - n·ln2 is formed exactly with fmas (rounding a² first would cost up to 100
+/// ulp at a = 14); e^r is a degree-6 polynomial (minimax, 2e-9) on |r| ≤ ln2/2; r is a (4, 5) rational in a,
+/// the form of Cody's and Hart's erfc/Φ rationals, fitted minimax to Φ(-a)·e^(a²/2) on [0, 14.5] for f32
+/// (relative error 1e-8 with these f32 coefficients; tools/fit_gelu.py computes all the constants). Left-tail
+/// values keep their relative accuracy, where PyTorch's f32 0.5·x·(1 + erf(x/√2)) cancels to 0 below -5.7.
+struct NormalTail {
+  float a, p, r, s;
+};
+inline NormalTail normal_tail_f32(float x) {
+  const uint32_t u = std::bit_cast<uint32_t>(x) & 0x7FFFFFFFu;
+  const float a = std::bit_cast<float>(u < 0x41700000u ? u : 0x41700000u);  // min(|x|, 15); NaN and inf: 15
+  // n = round(-a²/(2 ln2)) from a² rounded; the low bits of t hold n + 191, so t's bits << 23 are 2^(n+64).
+  constexpr float kShift = 12582912.0f + 191.0f;  // 1.5·2^23 + 191
+  const float t = std::fma(a * a, -0.72134752f, kShift);
+  const float n = t - kShift;
+  const float s = std::bit_cast<float>(std::bit_cast<uint32_t>(t) << 23);
+  // rho = -a² - 2n·ln2 = 2r: 2·ln2 = 1.38629150390625 (16 bits, so n·that is exact) + 2.85721364e-6.
+  const float rho = std::fma(n, -2.85721364e-6f, std::fma(-a, a, -(n * 1.38629150f)));
+  float p = 2.163067802e-5f;  // e^(rho/2): coefficient k is the minimax one of r^k divided by 2^k
+  p = std::fma(p, rho, 2.616928541e-4f);
+  p = std::fma(p, rho, 2.604250098e-3f);
+  p = std::fma(p, rho, 2.083303966e-2f);
+  p = std::fma(p, rho, 1.249999851e-1f);
+  p = std::fma(p, rho, 0.5f);
+  p = std::fma(p, rho, 1.0f);
+  constexpr float k = 5.42101086e-20f;  // 2^-64
+  float num = 3.989469111e-1f * k;
+  num = std::fma(num, a, 3.938210011e+0f * k);
+  num = std::fma(num, a, 1.775957680e+1f * k);
+  num = std::fma(num, a, 4.248104477e+1f * k);
+  num = std::fma(num, a, 4.846231842e+1f * k);
+  float den = a + 9.872253418e+0f;
+  den = std::fma(den, a, 4.550214767e+1f);
+  den = std::fma(den, a, 1.165504837e+2f);
+  den = std::fma(den, a, 1.622967987e+2f);
+  den = std::fma(den, a, 9.692463684e+1f);
+  return {a, p, num / den, s};
+}
+
+/// 1 for x ≥ +0, 0 for x ≤ -0, from the sign bit (NaN too), so that x·step(x) keeps NaN of either sign.
+inline float step_f32(float x) {
+  return std::bit_cast<float>(~uint32_t(std::bit_cast<int32_t>(x) >> 31) & 0x3F800000u);
+}
+
+/// gelu(x) = x·Φ(x) in f32, as x·step(x) - |x|·Φ(-|x|) with one rounding: within 7 ulp of x·Φ(x) in double
+/// (6.45 measured), where below FLT_MIN (x from about -13.1 to -14.1) an ulp is the denormal step.
+/// gelu(±0) = ±0, gelu(inf) = inf, gelu(-inf) = NaN (as PyTorch's), gelu(NaN) = NaN.
+inline float gelu_f32(float x) {
+  const NormalTail t = normal_tail_f32(x);
+  return std::fma(-(t.p * t.r), t.a * t.s, x * step_f32(x));
+}
+
+/// gelu'(x) = Φ(x) + x·φ(x) in f32: D = Φ(-a) - a·φ(a) for x < 0 and 1 - D for x ≥ 0, within 4 ulp of the
+/// larger of Φ(x) and |x|·φ(x) (D crosses 0 at x ≈ -0.75). NaN for NaN and ±inf, as PyTorch's.
+inline float gelu_grad_f32(float x) {
+  const NormalTail t = normal_tail_f32(x);
+  const float d = (t.p * std::fma(t.a, -2.16267054e-20f, t.r)) * t.s;  // 2^-64/√(2π): φ(a) = p·s·that
+  const uint32_t negative = uint32_t(std::bit_cast<int32_t>(x) >> 31);
+  const float g = std::bit_cast<float>((std::bit_cast<uint32_t>(1.0f - d) & ~negative) |
+                                       (std::bit_cast<uint32_t>(d) & negative));
+  return std::fma(x, 0.0f, g);  // + x·0: NaN for NaN and ±inf
 }
 
 }  // namespace tg::detail

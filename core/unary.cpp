@@ -43,16 +43,18 @@ Tensor unary_arith(const Tensor& x, const char* op, F f) {
   });
 }
 
-// Exact gelu's f32 loops, y = x·Φ(x) and dx = dy·(Φ(x) + x·φ(x)): Φ's polynomial, a division and two or three
-// exps per element make them compute-bound, so they are also built for AVX2 and AVX-512 and the loader picks
-// the widest the CPU has (gcc/clang target_clones). The same bits on every path (-ffp-contract=off).
-[[gnu::target_clones("avx512f", "avx2", "default")]] void gelu_f32(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * detail::normal_cdf_f32(x[i]);
+// Exact gelu's f32 loops, y = x·Φ(x) and dx = dy·(Φ(x) + x·φ(x)) (core/fast_math.h): about 35 vector
+// multiply-adds per 16 elements make them compute-bound, so they are built for AVX-512 and for AVX2 + FMA and
+// the loader picks the widest the CPU has (gcc/clang target_clones). The same bits on every path: explicit
+// fmas only (-ffp-contract=off).
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void gelu_kernel_f32(const float* x, float* y,
+                                                                                   int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = detail::gelu_f32(x[i]);
 }
-[[gnu::target_clones("avx512f", "avx2", "default")]] void gelu_backward_f32(const float* dy, const float* x, float* dx,
-                                                                           int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    dx[i] = dy[i] * (detail::normal_cdf_f32(x[i]) + x[i] * 0.398942280f * detail::exp_f32(-0.5f * x[i] * x[i]));
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void gelu_backward_kernel_f32(const float* dy,
+                                                                                            const float* x,
+                                                                                            float* dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * detail::gelu_grad_f32(x[i]);
 }
 
 }  // namespace
@@ -85,17 +87,15 @@ Tensor gelu(const Tensor& x, bool tanh_approx) {
       const T k = T(0.7978845608028654);  // sqrt(2 / pi)
       return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
     });
-  if (x.dtype() == f32 && x.is_contiguous()) {
+  if (x.dtype() == f32) {  // other layouts are copied first: the loop is worth more than the copy
+    const Tensor xc = x.contiguous();
     Tensor out = empty(x.shape(), f32);
-    const float* px = x.data<float>();
+    const float* px = xc.data<float>();
     float* po = out.data<float>();
-    parallel_for(x.numel(), 1 << 14, [&](int64_t lo, int64_t hi) { gelu_f32(px + lo, po + lo, hi - lo); });
+    parallel_for(x.numel(), 1 << 14, [&](int64_t lo, int64_t hi) { gelu_kernel_f32(px + lo, po + lo, hi - lo); });
     return out;
   }
-  return unary_float(x, "gelu", [](auto v) {
-    if constexpr (std::is_same_v<decltype(v), float>) return v * detail::normal_cdf_f32(v);
-    else return v * 0.5 * std::erfc(-v * 0.7071067811865476);
-  });
+  return unary_float(x, "gelu", [](auto v) { return v * 0.5 * std::erfc(-v * 0.7071067811865476); });
 }
 
 Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
@@ -109,7 +109,7 @@ Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
     T* po = out.data<T>();
     parallel_for(x.numel(), 1 << 14, [&](int64_t lo, int64_t hi) {
       if constexpr (std::is_same_v<T, float>) {
-        gelu_backward_f32(pg + lo, px + lo, po + lo, hi - lo);
+        gelu_backward_kernel_f32(pg + lo, px + lo, po + lo, hi - lo);
       } else {
         for (int64_t i = lo; i < hi; ++i) {
           const double v = px[i];
