@@ -1,6 +1,6 @@
 // Micro-benchmarks (issue 7), Google Benchmark: tensorgrad's kernels next to what bounds them.
 //   matmul n×n×n against raw cblas_sgemm (counter GFLOPS);
-//   add / mul / gelu on 1M–16M f32 elements against memcpy (bytes moved per second);
+//   add / mul / gelu / gelu_backward on 1M–16M f32 elements against memcpy (bytes moved per second);
 //   softmax, layer_norm and cross_entropy forward + backward;
 //   autograd overhead: a chain of ops on 4×4 tensors, recorded and backpropagated (counter ns_per_op).
 // All single-threaded unless --threads N is given before the benchmark flags.
@@ -57,7 +57,14 @@ void BM_gelu(benchmark::State& s) {
   for (auto _ : s) benchmark::DoNotOptimize(tg::gelu(a, false));
   s.SetBytesProcessed(s.iterations() * s.range(0) * 8);
 }
-// memcpy into a fresh buffer, as the kernels write a fresh output: 4 bytes read and 4 written per element.
+void BM_gelu_backward(benchmark::State& s) {  // dy and x read, dx written
+  Tensor dy = tg::randn({s.range(0)}), x = tg::randn({s.range(0)});
+  for (auto _ : s) benchmark::DoNotOptimize(tg::gelu_backward(dy, x));
+  s.SetBytesProcessed(s.iterations() * s.range(0) * 12);
+}
+// memcpy into a fresh buffer, as the kernels write a fresh output: 4 bytes read and 4 written per element. Both
+// take their output from tg::empty, so both reuse the same cached pages (core/storage.cpp) after the first
+// iteration: neither pays page faults the other does not.
 void BM_memcpy(benchmark::State& s) {
   Tensor a = tg::randn({s.range(0)});
   for (auto _ : s) {
@@ -70,6 +77,7 @@ void BM_memcpy(benchmark::State& s) {
 BENCHMARK(BM_add)->RangeMultiplier(4)->Range(1 << 20, 1 << 24)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_mul)->RangeMultiplier(4)->Range(1 << 20, 1 << 24)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_gelu)->RangeMultiplier(4)->Range(1 << 20, 1 << 24)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_gelu_backward)->RangeMultiplier(4)->Range(1 << 20, 1 << 24)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_memcpy)->RangeMultiplier(4)->Range(1 << 20, 1 << 24)->Unit(benchmark::kMicrosecond);
 
 // Fused ops, forward + backward, on attention- and classifier-sized rows.

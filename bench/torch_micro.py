@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """PyTorch's side of bench_micro (issue 7): the same ops and sizes, timed with torch.utils.benchmark-free
-plain loops (median of repeats), one JSON line per benchmark with the name bench_micro uses.
+plain loops (median of repeats), one JSON line per benchmark with the name bench_micro uses. Elementwise ops
+also report GB/s from process CPU time (GBps_cpu), as Google Benchmark's bytes_per_second does.
     /usr/bin/python3 bench/torch_micro.py --threads 1
 """
 import argparse
@@ -12,24 +13,24 @@ import torch
 import torch.nn.functional as F
 
 
-def timed(fn, min_time=0.3, repeats=5):
+def timed(fn, min_time=0.3, repeats=5, clock=time.perf_counter):
     """Median seconds per call over `repeats` batches, each running at least min_time / repeats."""
     fn()
     n, t = 1, 0.0
     while True:  # calls per batch
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(n):
             fn()
-        t = time.perf_counter() - t0
+        t = clock() - t0
         if t > min_time / repeats:
             break
         n *= 2
     per = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(n):
             fn()
-        per.append((time.perf_counter() - t0) / n)
+        per.append((clock() - t0) / n)
     return statistics.median(per)
 
 
@@ -49,9 +50,10 @@ def main():
     for n in (1 << 20, 1 << 22, 1 << 24):
         a, b = torch.randn(n), torch.randn(n)
         for name, fn, nbytes in (("add", lambda: a + b, 12), ("mul", lambda: a * b, 12),
-                                 ("gelu", lambda: F.gelu(a), 8)):
-            s = timed(fn)
-            emit(f"BM_{name}/{n}", s, GBps=round(n * nbytes / s * 1e-9, 2))
+                                 ("gelu", lambda: F.gelu(a), 8),
+                                 ("gelu_backward", lambda: torch.ops.aten.gelu_backward(a, b), 12)):
+            s, c = timed(fn), timed(fn, clock=time.process_time)
+            emit(f"BM_{name}/{n}", s, GBps=round(n * nbytes / s * 1e-9, 2), GBps_cpu=round(n * nbytes / c * 1e-9, 2))
 
     x = torch.randn(32 * 8 * 128, 128, requires_grad=True)
     dy = torch.randn_like(x)
