@@ -111,4 +111,13 @@ inline float gelu_grad_f32(float x) {
   return std::fma(x, 0.0f, g);  // + x·0: NaN for NaN and ±inf
 }
 
+/// gelu's tanh form in f32, 0.5x(1 + tanh u) with u = √(2/π)(x + 0.044715x³), written x/(1 + e^(-2u)) so
+/// that the left tail keeps its relative accuracy (1 + tanh u cancels to 0 in f32 below x ≈ -4.5): within
+/// 4·(1 + 2|u|) ulp of that formula in double for u < 0 (the rounding of u is amplified by the exp), 4 ulp
+/// for u ≥ 0. No fma: the same bits on every path under -ffp-contract=off. gelu(-inf) = NaN, as PyTorch's.
+inline float gelu_tanh_f32(float x) {
+  const float u = 0.797884561f * (x + 0.044715f * x * x * x);
+  return x / (1.0f + exp_f32(-2.0f * u));
+}
+
 }  // namespace tg::detail

@@ -46,7 +46,7 @@ Tensor unary_arith(const Tensor& x, const char* op, F f) {
 // Exact gelu's f32 loops, y = x·Φ(x) and dx = dy·(Φ(x) + x·φ(x)) (core/fast_math.h): about 35 vector
 // multiply-adds per 16 elements make them compute-bound, so they are built for AVX-512 and for AVX2 + FMA and
 // the loader picks the widest the CPU has (gcc/clang target_clones). The same bits on every path: explicit
-// fmas only (-ffp-contract=off).
+// fmas only (-ffp-contract=off). The tanh form's loop (one exp_f32 and a division) is built the same way.
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void gelu_kernel_f32(const float* x, float* y,
                                                                                    int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = detail::gelu_f32(x[i]);
@@ -55,6 +55,10 @@ Tensor unary_arith(const Tensor& x, const char* op, F f) {
                                                                                             const float* x,
                                                                                             float* dx, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * detail::gelu_grad_f32(x[i]);
+}
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void gelu_tanh_kernel_f32(const float* x, float* y,
+                                                                                        int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = detail::gelu_tanh_f32(x[i]);
 }
 
 }  // namespace
@@ -81,20 +85,22 @@ Tensor sigmoid(const Tensor& x) {
 }
 
 Tensor gelu(const Tensor& x, bool tanh_approx) {
-  if (tanh_approx)
-    return unary_float(x, "gelu", [](auto v) {
-      using T = decltype(v);
-      const T k = T(0.7978845608028654);  // sqrt(2 / pi)
-      return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
-    });
   if (x.dtype() == f32) {  // other layouts are copied first: the loop is worth more than the copy
     const Tensor xc = x.contiguous();
     Tensor out = empty(x.shape(), f32);
     const float* px = xc.data<float>();
     float* po = out.data<float>();
-    parallel_for(x.numel(), 1 << 14, [&](int64_t lo, int64_t hi) { gelu_kernel_f32(px + lo, po + lo, hi - lo); });
+    parallel_for(x.numel(), 1 << 14, [&](int64_t lo, int64_t hi) {
+      if (tanh_approx) gelu_tanh_kernel_f32(px + lo, po + lo, hi - lo);
+      else gelu_kernel_f32(px + lo, po + lo, hi - lo);
+    });
     return out;
   }
+  if (tanh_approx)
+    return unary_float(x, "gelu", [](auto v) {
+      const double k = 0.7978845608028654;  // sqrt(2 / pi)
+      return 0.5 * v * (1 + std::tanh(k * (v + 0.044715 * v * v * v)));
+    });
   return unary_float(x, "gelu", [](auto v) { return v * 0.5 * std::erfc(-v * 0.7071067811865476); });
 }
 

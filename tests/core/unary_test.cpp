@@ -153,19 +153,42 @@ TEST_CASE("gelu_f32 and gelu_grad_f32 at zeros, infinities, NaN and past the cla
   CHECK(gelu(tensor({-8.0})).item() == doctest::Approx(-8 * 0.5 * std::erfc(8 / std::numbers::sqrt2)).epsilon(1e-6));
 }
 
+// The tanh form x/(1 + e^(-2u)) against the same formula in double, every 61st f32 with |x| ≤ 10: where u < 0
+// the rounding of u is amplified by |2u| in e^(-2u). PyTorch's f32 0.5x(1 + tanh u) is 0 below x ≈ -4.5.
+TEST_CASE("gelu's f32 tanh form is within 4·(1 + 2|u|) ulp of its formula, left tail included") {
+  double worst = 0;
+  float at = 0;
+  for (uint32_t sign : {0u, 0x80000000u})
+    for (uint32_t b = 0; b <= 0x41200000u; b += 61) {
+      const float x = std::bit_cast<float>(b | sign);
+      const double xd = x, u = 0.7978845608028654 * (xd + 0.044715 * xd * xd * xd), want = xd / (1 + std::exp(-2 * u));
+      const double ulp = std::ldexp(1.0, std::max(std::ilogb(std::fabs(want)), -126) - 23);
+      const double err = std::fabs(detail::gelu_tanh_f32(x) - want) / ulp / (u < 0 ? 1 - 2 * u : 1);
+      if (err > worst) worst = err, at = x;
+    }
+  CAPTURE(at);
+  CHECK(worst <= 4.0);
+  CHECK(detail::gelu_tanh_f32(-8.0f) == doctest::Approx(-8 / (1 + std::exp(2 * 0.7978845608028654 * (8 + 0.044715 * 512))))
+                                            .epsilon(1e-4));
+  CHECK(std::isnan(detail::gelu_tanh_f32(NAN)));
+  CHECK(detail::gelu_tanh_f32(INFINITY) == INFINITY);
+}
+
 // The tensor kernels run the widest clone of their loop the CPU has (AVX-512 here); this file's scalar calls
 // are built for baseline x86-64 (fmaf from libm). Equal bits show that every path rounds the same way.
-TEST_CASE("gelu and gelu_backward's vectorised loops give the bits of the scalar f32 functions") {
+TEST_CASE("gelu (both forms) and gelu_backward's vectorised loops give the bits of the scalar f32 functions") {
   std::vector<double> xs;
   for (int i = 0; i < 4096; ++i) xs.push_back(-15.0 + 30.0 * i / 4095 + 1e-3 * std::sin(i));
   xs.insert(xs.end(), {0.0, -0.0, 1e-30, -1e-30, 1e-40, -1e-40, INFINITY, -INFINITY, NAN, 3e38, -13.2, -14.2});
   const Tensor x = tensor(xs), dy = ones({int64_t(xs.size())});
   const std::vector<float> y = gelu(x).to_vector<float>(), dx = gelu_backward(dy, x).to_vector<float>();
+  const std::vector<float> yt = gelu(x, true).to_vector<float>();
   int64_t differ = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
-    const float v = float(xs[i]), gv = detail::gelu_f32(v), dv = detail::gelu_grad_f32(v);
+    const float v = float(xs[i]), gv = detail::gelu_f32(v), dv = detail::gelu_grad_f32(v), tv = detail::gelu_tanh_f32(v);
     differ += std::memcmp(&y[i], &gv, 4) != 0;
     differ += std::memcmp(&dx[i], &dv, 4) != 0;
+    differ += std::memcmp(&yt[i], &tv, 4) != 0;
   }
   CHECK(differ == 0);
 }
