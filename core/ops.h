@@ -69,7 +69,7 @@ Tensor sqrt(const Tensor& x);
 Tensor rsqrt(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor erf(const Tensor& x);
-/// 1 / (1 + exp(-x)), computed without overflow for large |x|.
+/// 1 / (1 + exp(-x)), computed without overflow for large |x|; f32 within 3 ulp, in a vectorised loop.
 Tensor sigmoid(const Tensor& x);
 Tensor relu(const Tensor& x);
 /// Packed masks (core/mask.cpp): bit i of word i/64 stands for element i in row-major order, (n+63)/64 i64s.

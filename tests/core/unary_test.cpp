@@ -176,19 +176,21 @@ TEST_CASE("gelu's f32 tanh form is within 4·(1 + 2|u|) ulp of its formula, left
 
 // The tensor kernels run the widest clone of their loop the CPU has (AVX-512 here); this file's scalar calls
 // are built for baseline x86-64 (fmaf from libm). Equal bits show that every path rounds the same way.
-TEST_CASE("gelu (both forms) and gelu_backward's vectorised loops give the bits of the scalar f32 functions") {
+TEST_CASE("gelu (both forms), gelu_backward and exp's vectorised loops give the bits of the scalar f32 functions") {
   std::vector<double> xs;
   for (int i = 0; i < 4096; ++i) xs.push_back(-15.0 + 30.0 * i / 4095 + 1e-3 * std::sin(i));
   xs.insert(xs.end(), {0.0, -0.0, 1e-30, -1e-30, 1e-40, -1e-40, INFINITY, -INFINITY, NAN, 3e38, -13.2, -14.2});
   const Tensor x = tensor(xs), dy = ones({int64_t(xs.size())});
   const std::vector<float> y = gelu(x).to_vector<float>(), dx = gelu_backward(dy, x).to_vector<float>();
-  const std::vector<float> yt = gelu(x, true).to_vector<float>();
+  const std::vector<float> yt = gelu(x, true).to_vector<float>(), e = exp(x).to_vector<float>();
   int64_t differ = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
     const float v = float(xs[i]), gv = detail::gelu_f32(v), dv = detail::gelu_grad_f32(v), tv = detail::gelu_tanh_f32(v);
     differ += std::memcmp(&y[i], &gv, 4) != 0;
     differ += std::memcmp(&dx[i], &dv, 4) != 0;
     differ += std::memcmp(&yt[i], &tv, 4) != 0;
+    const float ev = detail::exp_f32(v);
+    differ += std::memcmp(&e[i], &ev, 4) != 0;
   }
   CHECK(differ == 0);
 }
@@ -226,6 +228,24 @@ TEST_CASE("sigmoid saturates at ±1000 without NaN or inf, and is accurate in th
     CHECK(v[3] == doctest::Approx(1 - 2.0611536181902037e-09).epsilon(dt == f32 ? 1e-7 : 1e-15));
     CHECK(v[4] == 1);
   }
+}
+
+// Every 613th f32 with |x| ≤ 104 (3.6 M values) against 1/(1 + e^-x) in double; exp's f32 loop is exp_f32,
+// tested in normalize_test.cpp.
+TEST_CASE("sigmoid's f32 loop is within 3 ulp of 1/(1 + e^-x), both tails included") {
+  std::vector<double> xs;
+  for (uint32_t sign : {0u, 0x80000000u})
+    for (uint32_t b = 0; b <= 0x42D00000u; b += 613) xs.push_back(std::bit_cast<float>(b | sign));
+  const std::vector<float> got = sigmoid(tensor(xs)).to_vector<float>();
+  double worst = 0;
+  double at = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double want = 1 / (1 + std::exp(-xs[i]));
+    const double ulp = std::ldexp(1.0, std::max(std::ilogb(want), -126) - 23);
+    if (std::fabs(got[i] - want) / ulp > worst) worst = std::fabs(got[i] - want) / ulp, at = xs[i];
+  }
+  CAPTURE(at);
+  CHECK(worst <= 3.0);
 }
 
 TEST_CASE("exp, log and sqrt at the edges of their domains") {
