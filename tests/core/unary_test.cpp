@@ -112,9 +112,9 @@ TEST_CASE("gelu matches closed-form values in both forms") {
 // Every 61st f32 with |x| ≤ 16 (36 M values, all binades, a few hundred in each 2^-17 of [-16, 16]), against
 // x·Φ(x) and Φ(x) + x·φ(x) in double. gelu: in ulp of the result (the denormal step below FLT_MIN); gelu': in
 // ulp of the larger of Φ(x) and |x|·φ(x) (the two cancel where gelu' crosses 0, x ≈ -0.75).
-// The bounds are what the comments in core/fast_math.h promise; the worst measured over every f32 in
-// [-16, 16] is 6.45 and 3.2 ulp.
-TEST_CASE("gelu_f32 is within 7 ulp of x·Φ(x) and gelu_grad_f32 within 4 ulp, left tail and denormals included") {
+// The bounds are what the comments in core/fast_math.h promise; the worst over every f32 in [-16, 16] is 7.11
+// ulp (x = -11.026) and 3.74 ulp (x = -0.683).
+TEST_CASE("gelu_f32 is within 8 ulp of x·Φ(x) and gelu_grad_f32 within 4 ulp, left tail and denormals included") {
   const auto ulp = [](double v) { return std::ldexp(1.0, std::max(std::ilogb(std::fabs(v)), -126) - 23); };
   double worst = 0, worst_grad = 0;
   float at = 0, at_grad = 0;
@@ -130,7 +130,7 @@ TEST_CASE("gelu_f32 is within 7 ulp of x·Φ(x) and gelu_grad_f32 within 4 ulp, 
     }
   CAPTURE(at);
   CAPTURE(at_grad);
-  CHECK(worst <= 7.0);
+  CHECK(worst <= 8.0);
   CHECK(worst_grad <= 4.0);
 }
 
