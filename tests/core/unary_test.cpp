@@ -176,21 +176,23 @@ TEST_CASE("gelu's f32 tanh form is within 4·(1 + 2|u|) ulp of its formula, left
 
 // The tensor kernels run the widest clone of their loop the CPU has (AVX-512 here); this file's scalar calls
 // are built for baseline x86-64 (fmaf from libm). Equal bits show that every path rounds the same way.
-TEST_CASE("gelu (both forms), gelu_backward and exp's vectorised loops give the bits of the scalar f32 functions") {
+TEST_CASE("gelu (both forms), gelu_backward, exp and tanh's vectorised loops give the bits of the scalar f32 functions") {
   std::vector<double> xs;
   for (int i = 0; i < 4096; ++i) xs.push_back(-15.0 + 30.0 * i / 4095 + 1e-3 * std::sin(i));
   xs.insert(xs.end(), {0.0, -0.0, 1e-30, -1e-30, 1e-40, -1e-40, INFINITY, -INFINITY, NAN, 3e38, -13.2, -14.2});
   const Tensor x = tensor(xs), dy = ones({int64_t(xs.size())});
   const std::vector<float> y = gelu(x).to_vector<float>(), dx = gelu_backward(dy, x).to_vector<float>();
   const std::vector<float> yt = gelu(x, true).to_vector<float>(), e = exp(x).to_vector<float>();
+  const std::vector<float> th = tanh(x).to_vector<float>();
   int64_t differ = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
     const float v = float(xs[i]), gv = detail::gelu_f32(v), dv = detail::gelu_grad_f32(v), tv = detail::gelu_tanh_f32(v);
     differ += std::memcmp(&y[i], &gv, 4) != 0;
     differ += std::memcmp(&dx[i], &dv, 4) != 0;
     differ += std::memcmp(&yt[i], &tv, 4) != 0;
-    const float ev = detail::exp_f32(v);
+    const float ev = detail::exp_f32(v), thv = detail::tanh_f32(v);
     differ += std::memcmp(&e[i], &ev, 4) != 0;
+    differ += std::memcmp(&th[i], &thv, 4) != 0;
   }
   CHECK(differ == 0);
 }
@@ -228,6 +230,25 @@ TEST_CASE("sigmoid saturates at ±1000 without NaN or inf, and is accurate in th
     CHECK(v[3] == doctest::Approx(1 - 2.0611536181902037e-09).epsilon(dt == f32 ? 1e-7 : 1e-15));
     CHECK(v[4] == 1);
   }
+}
+
+// Every 61st f32 with |x| ≤ 10 against tanh in double (0.5493 is where tanh_f32 changes formula).
+TEST_CASE("tanh_f32 is within 3 ulp of tanh, on both sides of its switch and in the tails") {
+  double worst = 0;
+  float at = 0;
+  for (uint32_t sign : {0u, 0x80000000u})
+    for (uint32_t b = 0; b <= 0x41200000u; b += 61) {
+      const float x = std::bit_cast<float>(b | sign);
+      const double want = std::tanh(double(x)), ulp = std::ldexp(1.0, std::max(std::ilogb(want), -126) - 23);
+      const double err = std::fabs(detail::tanh_f32(x) - want) / ulp;
+      if (err > worst) worst = err, at = x;
+    }
+  CAPTURE(at);
+  CHECK(worst <= 3.0);
+  CHECK(detail::tanh_f32(INFINITY) == 1.0f);
+  CHECK(detail::tanh_f32(-INFINITY) == -1.0f);
+  CHECK(std::signbit(detail::tanh_f32(-0.0f)));
+  CHECK(std::isnan(detail::tanh_f32(NAN)));
 }
 
 // Every 613th f32 with |x| ≤ 104 (3.6 M values) against 1/(1 + e^-x) in double; exp's f32 loop is exp_f32,
