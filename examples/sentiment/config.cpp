@@ -43,7 +43,7 @@ void to_json(nlohmann::json& j, const Config& c) {
                   {"num_heads", m.num_heads}, {"num_layers", m.num_layers}, {"dim_feedforward", m.dim_feedforward},
                   {"dropout", m.dropout}, {"activation", m.activation}, {"norm_first", m.norm_first},
                   {"pooling", m.pooling}, {"positional", m.positional}, {"token_dropout", m.token_dropout},
-                  {"embedding_std", m.embedding_std}, {"num_classes", m.num_classes}}},
+                  {"embedding_std", m.embedding_std}, {"num_classes", m.num_classes}, {"ensemble", m.ensemble}}},
        {"train", {{"epochs", t.epochs}, {"batch_size", t.batch_size}, {"optimizer", t.optimizer}, {"lr", t.lr},
                   {"weight_decay", t.weight_decay}, {"label_smoothing", t.label_smoothing},
                   {"warmup_epochs", t.warmup_epochs}, {"schedule", t.schedule},
@@ -56,7 +56,8 @@ namespace {
 // silently ignored.
 const std::map<std::string, std::set<std::string>> kKeys = {
     {"model", {"vocab_size", "max_len", "d_model", "num_heads", "num_layers", "dim_feedforward", "dropout",
-               "activation", "norm_first", "pooling", "num_classes", "positional", "token_dropout", "embedding_std"}},
+               "activation", "norm_first", "pooling", "num_classes", "positional", "token_dropout", "embedding_std",
+               "ensemble"}},
     {"train", {"epochs", "batch_size", "optimizer", "lr", "weight_decay", "label_smoothing", "warmup_epochs",
                "schedule", "clip_grad_norm", "val_fraction", "keep_best", "min_freq"}}};
 
@@ -97,7 +98,7 @@ void from_json(const nlohmann::json& j, Config& c) {
   read(j, "model", "norm_first", m.norm_first), read(j, "model", "pooling", m.pooling);
   read(j, "model", "num_classes", m.num_classes);
   read(j, "model", "positional", m.positional), read(j, "model", "token_dropout", m.token_dropout);
-  read_optional(j, "model", "embedding_std", m.embedding_std);
+  read_optional(j, "model", "embedding_std", m.embedding_std), read_optional(j, "model", "ensemble", m.ensemble);
   read(j, "train", "epochs", t.epochs), read(j, "train", "batch_size", t.batch_size);
   read(j, "train", "optimizer", t.optimizer), read(j, "train", "lr", t.lr);
   read(j, "train", "weight_decay", t.weight_decay), read(j, "train", "label_smoothing", t.label_smoothing);

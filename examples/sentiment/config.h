@@ -26,6 +26,9 @@ struct ModelConfig {
   /// near its random start (Adam moves it by about lr per step); a small start lets what it learned dominate.
   double embedding_std = 1.0;
   int64_t num_classes = 2;
+  /// Independently initialised networks, each trained on its own loss over the same batches, whose class
+  /// probabilities are averaged (a deep ensemble); K of them cost K times the time per epoch.
+  int64_t ensemble = 1;
 };
 
 /// How to train it.

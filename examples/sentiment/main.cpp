@@ -71,6 +71,9 @@ int run_train(const std::string& data, const std::string& config_name, bool conf
   fmt::print("config '{}': d_model {}, {} heads, {} layers, {} epochs, seed {}\n", config.name, config.model.d_model,
              config.model.num_heads, config.model.num_layers, config.train.epochs, o.seed);
   TrainResult r = train(config, d, o);
+  if (!std::isnan(r.val_accuracy))
+    fmt::print("\nvalidation accuracy of the final weights{}: {:.4f}\n", config.train.keep_best ? " (best epoch)" : "",
+               r.val_accuracy);
   fmt::print("\ntest set ({} sentences):\n{}", d.test.size(), format_metrics(r.test, kClassNames));
   fmt::print("model written to {}/ (model.safetensors, vocab.txt, config.json, metrics.jsonl, learning_curve.svg, "
              "checkpoint.safetensors)\n", o.out_dir);

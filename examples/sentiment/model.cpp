@@ -1,6 +1,8 @@
 // The classifier's forward pass. Shapes: B sentences, S tokens (the batch's longest), D = d_model.
 #include "model.h"
 
+#include <cmath>
+
 namespace sentiment {
 namespace {
 
@@ -17,7 +19,7 @@ tg::nn::EncoderOptions encoder_options(const ModelConfig& c) {
 
 }  // namespace
 
-Classifier::Classifier(const ModelConfig& c)
+Network::Network(const ModelConfig& c)
     : config_(c),
       token_embedding_({.num_embeddings = c.vocab_size, .embedding_dim = c.d_model, .padding_idx = 0}),
       position_embedding_({.num_embeddings = c.max_len, .embedding_dim = c.d_model}),
@@ -44,10 +46,12 @@ Classifier::Classifier(const ModelConfig& c)
   register_layer("classifier", classifier_);
 }
 
-tg::Variable Classifier::embed(tg::Tensor tokens) {
+tg::Variable Network::embed(tg::Tensor tokens) {
   const int64_t S = tokens.size(1);
   tg::check<tg::ValueError>(S <= config_.max_len, "model: {} tokens exceed max_len {}", S, config_.max_len);
-  if (is_training() && config_.token_dropout > 0) {  // word dropout: the model must not lean on single words
+  // Word dropout: the model must not lean on single words. It follows dropout_'s mode, which train()/eval()
+  // reach also when a one-network Classifier registers this network's layers as its own.
+  if (dropout_.is_training() && config_.token_dropout > 0) {
     tg::Tensor drop = tg::logical_and(tg::bernoulli(tokens.shape(), config_.token_dropout, tg::boolean),
                                       tg::ne(tokens, double(Vocab::kPad)));
     tokens = tg::where(drop, tg::scalar_tensor(double(Vocab::kUnk), tg::i64), tokens);
@@ -57,22 +61,61 @@ tg::Variable Classifier::embed(tg::Tensor tokens) {
   return dropout_(x);
 }
 
-tg::Variable Classifier::pool(const tg::Variable& h, const tg::Tensor& pad_mask) const {
+tg::Variable Network::pool(const tg::Variable& h, const tg::Tensor& pad_mask) const {
   tg::Tensor keep = tg::logical_not(pad_mask).unsqueeze(2);  // (B, S, 1)
   if (config_.pooling == "max") return tg::amax(tg::masked_fill(h, tg::logical_not(keep), -1e9), {1});
   tg::Tensor count = tg::sum(keep.to(h.dtype()), {1});      // (B, 1), >= 1: no sentence is empty
   return tg::sum(h * tg::Variable(keep.to(h.dtype())), {1}) / tg::Variable(count);
 }
 
-tg::Variable Classifier::forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask) {
+tg::Variable Network::forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask) {
   tg::check<tg::ShapeError>(tokens.dim() == 2 && pad_mask.shape() == tokens.shape(),
                             "model: tokens {} and pad_mask {} must both be (B, S)", tokens.shape(), pad_mask.shape());
   tg::Variable h = encoder_.forward(embed(tokens), {.key_padding_mask = pad_mask});  // (B, S, D)
   return classifier_(pool(h, pad_mask));                                              // (B, C)
 }
 
-std::vector<tg::Variable> Classifier::attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask) {
+std::vector<tg::Variable> Network::attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask) {
   return encoder_.forward_with_attention(embed(tokens), {.key_padding_mask = pad_mask}).attention;
+}
+
+Classifier::Classifier(const ModelConfig& c) : config_(c) {
+  tg::check<tg::ValueError>(c.ensemble >= 1, "model: ensemble must be >= 1, got {}", c.ensemble);
+  for (int64_t k = 0; k < c.ensemble; ++k) members_.push_back(std::make_unique<Network>(c));
+  if (c.ensemble > 1) {
+    for (auto& m : members_) member_list_.append(*m);
+    register_layer("members", member_list_);
+    return;
+  }
+  // One network keeps its plain parameter names (as in PyTorch, and in model directories from before ensembles).
+  for (const auto& [name, child] : members_[0]->named_children()) register_layer(name, *child);
+}
+
+std::vector<tg::Variable> Classifier::member_logits(const tg::Tensor& tokens, const tg::Tensor& pad_mask) {
+  std::vector<tg::Variable> out;
+  for (auto& m : members_) out.push_back(m->forward(tokens, pad_mask));
+  return out;
+}
+
+tg::Variable Classifier::combine(const std::vector<tg::Variable>& member_logits) {
+  if (member_logits.size() == 1) return member_logits[0];
+  std::vector<tg::Variable> log_probs;
+  for (const tg::Variable& l : member_logits) log_probs.push_back(tg::log_softmax(l, 1));  // (B, C) each
+  // log(mean_k p_k) = logsumexp_k(log p_k) - log K, stable where a p_k underflows.
+  return tg::logsumexp(tg::stack(log_probs, 0), {0}) - std::log(double(member_logits.size()));
+}
+
+tg::Variable Classifier::forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask) {
+  return combine(member_logits(tokens, pad_mask));
+}
+
+std::vector<tg::Variable> Classifier::attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask) {
+  std::vector<tg::Variable> out;
+  for (auto& m : members_) {
+    std::vector<tg::Variable> a = m->attention(tokens, pad_mask);
+    out.insert(out.end(), a.begin(), a.end());
+  }
+  return out;
 }
 
 }  // namespace sentiment

@@ -1,6 +1,8 @@
 #pragma once
 // The sentiment classifier: token embedding + learned position embedding -> dropout -> Transformer
-// encoder (with the key padding mask) -> pooling over real tokens -> Dense to class logits.
+// encoder (with the key padding mask) -> pooling over real tokens -> Dense to class logits; optionally an
+// ensemble of several such networks.
+#include <memory>
 #include <vector>
 
 #include <tensorgrad/tensorgrad.h>
@@ -10,16 +12,16 @@
 
 namespace sentiment {
 
-class Classifier : public tg::nn::Layer {
+/// One network: the layers above, with PyTorch-style parameter names ("token_embedding.weight", ...).
+class Network : public tg::nn::Layer {
  public:
   /// ValueError for a config the layers refuse (e.g. d_model not divisible by num_heads, vocab_size < 2).
-  explicit Classifier(const ModelConfig& config);
+  explicit Network(const ModelConfig& config);
   /// tokens (B, S) i64, pad_mask (B, S) bool (true at padding) -> logits (B, num_classes).
   tg::Variable forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask);
   /// The attention weights of every layer, each (B, H, S, S), for the same inputs.
   std::vector<tg::Variable> attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask);
-  std::string type_name() const override { return "SentimentClassifier"; }
-  const ModelConfig& config() const { return config_; }
+  std::string type_name() const override { return "SentimentNetwork"; }
 
  private:
   tg::Variable embed(tg::Tensor tokens);                                      // (B, S, d_model)
@@ -30,6 +32,31 @@ class Classifier : public tg::nn::Layer {
   tg::nn::Dropout dropout_;
   tg::nn::Encoder encoder_;
   tg::nn::Dense classifier_;
+};
+
+/// The model of a ModelConfig: one Network, or with `ensemble` = K > 1, K networks initialised one after
+/// the other ("members.0.token_embedding.weight", ...), each trained on its own loss, whose class
+/// probabilities are averaged (a deep ensemble: Lakshminarayanan et al., NeurIPS 2017).
+class Classifier : public tg::nn::Layer {
+ public:
+  /// ValueError for a config the layers refuse, or ensemble < 1.
+  explicit Classifier(const ModelConfig& config);
+  /// tokens (B, S) i64, pad_mask (B, S) bool (true at padding) -> logits (B, num_classes): one network's,
+  /// or for an ensemble log(mean_k softmax(logits_k)), whose softmax is the members' mean probability.
+  tg::Variable forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask);
+  /// Each member's logits (B, num_classes), K of them: what training puts a loss on.
+  std::vector<tg::Variable> member_logits(const tg::Tensor& tokens, const tg::Tensor& pad_mask);
+  /// The ensemble's logits (as forward) from the members' logits.
+  static tg::Variable combine(const std::vector<tg::Variable>& member_logits);
+  /// The attention weights of every layer, each (B, H, S, S), for the same inputs; member by member.
+  std::vector<tg::Variable> attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask);
+  std::string type_name() const override { return "SentimentClassifier"; }
+  const ModelConfig& config() const { return config_; }
+
+ private:
+  ModelConfig config_;
+  std::vector<std::unique_ptr<Network>> members_;
+  tg::nn::LayerList member_list_;  // registered as "members" when there are several
 };
 
 }  // namespace sentiment

@@ -9,7 +9,8 @@ Usage (PyTorch 1.13 is installed for /usr/bin/python3):
 
 It builds the classifier of config.json from torch.nn parts (nn.Embedding for tokens and positions,
 nn.Dropout, nn.TransformerEncoder of nn.TransformerEncoderLayer with batch_first=True, a final LayerNorm
-when norm_first, masked mean or max pooling, nn.Linear), loads model.safetensors into it (parsed here by
+when norm_first, masked mean or max pooling, nn.Linear; K of them with averaged probabilities for an
+ensemble), loads model.safetensors into it (parsed here by
 hand: 8-byte little-endian header length, JSON header, raw data; our parameter names are PyTorch's
 state_dict names), tokenizes the test split as the C++ program does, runs it in eval mode in float32, and
 compares its logits with those `sentiment eval --logits` wrote. Prints the largest absolute difference;
@@ -22,6 +23,7 @@ fast-path kernels raise if they are called. The fast path's difference is printe
 """
 import argparse
 import json
+import math
 import re
 import struct
 import sys
@@ -114,8 +116,8 @@ def batches(encoded, size=128):
 
 # ---------------------------------------------------------------------------------------------- model
 
-class Classifier(nn.Module):
-    """model.cpp in torch.nn parts; attribute names give the same state_dict names as our Layer."""
+class Network(nn.Module):
+    """model.cpp's Network in torch.nn parts; attribute names give the same state_dict names as our Layer."""
 
     def __init__(self, m):
         super().__init__()
@@ -142,6 +144,29 @@ class Classifier(nn.Module):
             return self.classifier(h.masked_fill(~keep, -1e9).amax(1))
         keep = keep.to(h.dtype)
         return self.classifier((h * keep).sum(1) / keep.sum(1))
+
+
+class Classifier(nn.Module):
+    """model.cpp's Classifier: one Network (its parameter names unprefixed), or an ensemble of K in an
+    nn.ModuleList "members" whose logits are log(mean_k softmax(logits_k))."""
+
+    def __init__(self, m):
+        super().__init__()
+        if m.get("ensemble", 1) == 1:
+            self.network = Network(m)
+        else:
+            self.members = nn.ModuleList(Network(m) for _ in range(m["ensemble"]))
+
+    def load(self, state):
+        """load_state_dict by our names (a single network's have no prefix); returns (missing, unexpected)."""
+        target = self.network if hasattr(self, "network") else self
+        return target.load_state_dict(state, strict=False)
+
+    def forward(self, tokens, pad_mask):  # (B, S) int64, (B, S) bool -> (B, C)
+        if hasattr(self, "network"):
+            return self.network(tokens, pad_mask)
+        log_probs = torch.stack([torch.log_softmax(m(tokens, pad_mask), 1) for m in self.members])  # (K, B, C)
+        return torch.logsumexp(log_probs, 0) - math.log(len(self.members))
 
 
 def refuse_fast_path():
@@ -179,7 +204,7 @@ def main():
         return 2
     model = Classifier(config)
     state = read_safetensors(directory / "model.safetensors")
-    missing, unexpected = model.load_state_dict(state, strict=False)
+    missing, unexpected = model.load(state)
     if missing or unexpected:
         print(f"pytorch_check: parameter names differ: missing {missing}, unexpected {unexpected}")
         return 2
@@ -208,7 +233,8 @@ def main():
 
     with torch.no_grad(), warnings.catch_warnings():  # information only: PyTorch's two paths differ too
         warnings.simplefilter("ignore")  # "nested tensors are in prototype stage"
-        model.encoder.enable_nested_tensor = True
+        for network in model.members if hasattr(model, "members") else [model.network]:
+            network.encoder.enable_nested_tensor = True
         fast = run(model, encoded)
     print(f"(PyTorch fast path vs tensorgrad: max difference {(fast - theirs).abs().max().item():.3e}, not checked)")
 

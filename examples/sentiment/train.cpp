@@ -174,8 +174,18 @@ std::string nonfinite_gradient(const Classifier& model) {
 // One training step on `b`; returns what was not finite (and the step is not applied), or "".
 std::string train_step(Run& r, const Batch& b, double& loss_sum, int64_t& correct) {
   const TrainConfig& t = r.config.train;
-  tg::Variable logits = r.model.forward(b.tokens, b.pad_mask);  // (B, C)
-  tg::Variable loss = tg::cross_entropy(logits, b.labels, {.label_smoothing = t.label_smoothing});
+  std::vector<tg::Variable> member_logits = r.model.member_logits(b.tokens, b.pad_mask);  // (B, C) each
+  tg::Variable loss;  // the mean of the members' losses: each member trains on its own, as if alone
+  for (const tg::Variable& l : member_logits) {
+    tg::Variable member_loss = tg::cross_entropy(l, b.labels, {.label_smoothing = t.label_smoothing});
+    loss = loss ? loss + member_loss : member_loss;
+  }
+  if (member_logits.size() > 1) loss = loss / double(member_logits.size());
+  tg::Tensor logits = member_logits[0].value();  // what the train accuracy counts: the ensemble's
+  if (member_logits.size() > 1) {
+    tg::NoGradGuard no_grad;
+    logits = Classifier::combine(member_logits).value();
+  }
   const double l = loss.item();
   if (!std::isfinite(l)) return fmt::format("loss is {}", std::isnan(l) ? "nan" : l > 0 ? "inf" : "-inf");  // not "-nan"
   r.opt->zero_grad();
@@ -184,7 +194,7 @@ std::string train_step(Run& r, const Batch& b, double& loss_sum, int64_t& correc
   if (t.clip_grad_norm > 0) tg::optim::clip_grad_norm(r.model.parameters(), t.clip_grad_norm);
   r.opt->step();
   ++r.step;
-  loss_sum += l * double(b.size()), correct += correct_count(logits.value(), b.labels);
+  loss_sum += l * double(b.size()), correct += correct_count(logits, b.labels);
   return "";
 }
 
@@ -276,8 +286,8 @@ TrainResult finish(Run& r) {
   write_text(out / "learning_curve.svg", learning_curve_svg(r.log, "sentiment: " + r.config.name));
   std::vector<int64_t> truth;
   for (const Encoded& e : r.data.test) truth.push_back(e.label);
-  return {r.log, compute_metrics(predict_labels(r.model, r.data.test), truth, r.config.model.num_classes), r.rollbacks,
-          r.lr_scale};
+  return {r.log, compute_metrics(predict_labels(r.model, r.data.test), truth, r.config.model.num_classes),
+          accuracy(r.model, r.data.val), r.rollbacks, r.lr_scale};
 }
 
 }  // namespace

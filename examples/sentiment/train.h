@@ -1,6 +1,7 @@
 #pragma once
 // Training, evaluation and the model directory (weights, vocabulary, configuration, metrics, plots,
 // checkpoint).
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,7 +25,8 @@ Data prepare_data(const std::string& path, const Config& config, uint64_t seed, 
 
 struct TrainResult {
   std::vector<EpochLog> log;
-  Metrics test;           ///< on the test split, after the last (or best-on-validation) epoch
+  Metrics test;           ///< on the test split, with the final weights (last or best-on-validation epoch)
+  double val_accuracy = NAN;  ///< on the validation split, with the same weights (NaN: no validation split)
   int64_t rollbacks = 0;  ///< rollbacks after a NaN/inf step (OnNonFinite::rollback), resumed runs included
   double lr_scale = 1;    ///< the learning-rate factor those rollbacks left (rollback_factor^rollbacks)
 };

@@ -132,3 +132,51 @@ TEST_CASE("embedding_std scales the initial token and position embeddings (N(0, 
   c.embedding_std = 0;
   CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("embedding_std must be > 0, got 0"), tg::ValueError);
 }
+
+TEST_CASE("an ensemble names its members' parameters members.K and averages their class probabilities") {
+  tg::manual_seed(3);
+  ModelConfig c = tiny();
+  c.ensemble = 2;
+  Classifier model(c);
+  model.eval();
+  tg::NoGradGuard no_grad;
+  std::vector<std::string> names;
+  for (const auto& [name, p] : model.named_parameters()) names.push_back(name);
+  CHECK(std::count(names.begin(), names.end(), "members.0.token_embedding.weight") == 1);
+  CHECK(std::count(names.begin(), names.end(), "members.1.classifier.bias") == 1);
+  CHECK(std::count(names.begin(), names.end(), "token_embedding.weight") == 0);
+  Batch b = make_batch({{{2, 3, 4, 5}, 0}, {{6, 7}, 1}}, {0, 1});
+  std::vector<tg::Variable> members = model.member_logits(b.tokens, b.pad_mask);
+  REQUIRE(members.size() == 2);
+  CHECK(max_abs_diff(members[0].value(), members[1].value()) > 1e-3);  // initialised independently
+  // softmax(ensemble logits) = (softmax(l0) + softmax(l1)) / 2, computed here by hand in f64.
+  std::vector<double> l0 = members[0].value().to_vector<double>(), l1 = members[1].value().to_vector<double>();
+  std::vector<double> p = tg::softmax(model.forward(b.tokens, b.pad_mask).value(), 1).to_vector<double>();
+  for (size_t r = 0; r < 2; ++r) {
+    const double z0 = std::exp(l0[2 * r]) + std::exp(l0[2 * r + 1]), z1 = std::exp(l1[2 * r]) + std::exp(l1[2 * r + 1]);
+    for (size_t k = 0; k < 2; ++k)
+      CHECK(p[2 * r + k] == doctest::Approx((std::exp(l0[2 * r + k]) / z0 + std::exp(l1[2 * r + k]) / z1) / 2).epsilon(1e-6));
+  }
+  CHECK(model.attention(b.tokens, b.pad_mask).size() == 4);  // 2 layers of each member
+}
+
+TEST_CASE("Classifier refuses an ensemble of fewer than one network") {
+  ModelConfig c = tiny();
+  c.ensemble = 0;
+  CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("ensemble must be >= 1, got 0"), tg::ValueError);
+}
+
+TEST_CASE("word dropout follows train() and eval() in a one-network Classifier") {
+  ModelConfig c = tiny();
+  c.token_dropout = 0.5, c.dropout = 0;  // only word dropout is random
+  Classifier model(c);
+  Batch b = make_batch({{{2, 3, 4, 5, 6, 7, 8, 9}, 0}}, {0});
+  tg::NoGradGuard no_grad;
+  model.eval();
+  std::vector<float> a = model.forward(b.tokens, b.pad_mask).value().to_vector<float>();
+  CHECK(model.forward(b.tokens, b.pad_mask).value().to_vector<float>() == a);
+  model.train();
+  bool changed = false;  // 8 tokens at p = 0.5: all kept in 5 draws has probability 2^-40
+  for (int i = 0; i < 5; ++i) changed |= model.forward(b.tokens, b.pad_mask).value().to_vector<float>() != a;
+  CHECK(changed);
+}
