@@ -48,7 +48,8 @@ void to_json(nlohmann::json& j, const Config& c) {
                   {"weight_decay", t.weight_decay}, {"label_smoothing", t.label_smoothing},
                   {"warmup_epochs", t.warmup_epochs}, {"schedule", t.schedule},
                   {"clip_grad_norm", t.clip_grad_norm}, {"val_fraction", t.val_fraction},
-                  {"keep_best", t.keep_best}, {"min_freq", t.min_freq}}}};
+                  {"keep_best", t.keep_best}, {"min_freq", t.min_freq},
+                  {"ensemble_data", t.ensemble_data}}}};
 }
 
 namespace {
@@ -59,7 +60,7 @@ const std::map<std::string, std::set<std::string>> kKeys = {
                "activation", "norm_first", "pooling", "num_classes", "positional", "token_dropout", "embedding_std",
                "ensemble"}},
     {"train", {"epochs", "batch_size", "optimizer", "lr", "weight_decay", "label_smoothing", "warmup_epochs",
-               "schedule", "clip_grad_norm", "val_fraction", "keep_best", "min_freq"}}};
+               "schedule", "clip_grad_norm", "val_fraction", "keep_best", "min_freq", "ensemble_data"}}};
 
 template <class T>
 void read(const nlohmann::json& j, const char* section, const char* key, T& out) {
@@ -105,6 +106,7 @@ void from_json(const nlohmann::json& j, Config& c) {
   read(j, "train", "warmup_epochs", t.warmup_epochs), read(j, "train", "schedule", t.schedule);
   read(j, "train", "clip_grad_norm", t.clip_grad_norm), read(j, "train", "val_fraction", t.val_fraction);
   read(j, "train", "keep_best", t.keep_best), read(j, "train", "min_freq", t.min_freq);
+  read_optional(j, "train", "ensemble_data", t.ensemble_data);
 }
 
 }  // namespace sentiment

@@ -45,6 +45,11 @@ struct TrainConfig {
   double val_fraction = 0.0;        ///< carved from the training split; 0 = no validation set
   bool keep_best = false;           ///< restore the epoch with the best validation accuracy at the end
   int64_t min_freq = 1;             ///< vocabulary: drop rarer training tokens
+  /// What the members of an ensemble (model.ensemble = K > 1) train on: "shared", every training sentence
+  /// in the same batches; or "folds", the training sentences split into K folds by the seed, member k
+  /// training on all but fold k and validated on fold k (the validation accuracy is then out-of-fold: each
+  /// training sentence judged by the member that did not train on it). "folds" needs val_fraction 0.
+  std::string ensemble_data = "shared";
 };
 
 struct Config {

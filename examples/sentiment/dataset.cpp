@@ -212,6 +212,15 @@ uint64_t uniform_below(std::mt19937_64& rng, uint64_t bound) {
   return x % bound;
 }
 
+// 0 .. n-1 in the order of a Fisher-Yates shuffle driven by std::mt19937_64(seed).
+std::vector<size_t> shuffled_indices(size_t n, uint64_t seed) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::mt19937_64 rng(seed);
+  for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[uniform_below(rng, i)]);
+  return order;
+}
+
 }  // namespace
 
 std::vector<Example> read_examples(const std::string& path, const ReadOptions& options, int64_t* num_skipped) {
@@ -255,16 +264,20 @@ std::pair<std::vector<Example>, std::vector<Example>> split_validation(const std
   size_t n = train.size();
   auto num_validation = static_cast<size_t>(std::llround(fraction * static_cast<double>(n)));
 
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::mt19937_64 rng(seed);
-  for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[uniform_below(rng, i)]);  // Fisher-Yates
-
+  std::vector<size_t> order = shuffled_indices(n, seed);
   std::vector<bool> is_validation(n, false);
   for (size_t k = 0; k < num_validation; ++k) is_validation[order[k]] = true;
   std::pair<std::vector<Example>, std::vector<Example>> out;
   for (size_t i = 0; i < n; ++i) (is_validation[i] ? out.second : out.first).push_back(train[i]);
   return out;
+}
+
+std::vector<int64_t> assign_folds(size_t n, int64_t k, uint64_t seed) {
+  tg::check<tg::ValueError>(k >= 1 && uint64_t(k) <= n, "assign_folds: need 1 <= k <= n, got k = {} for n = {}", k, n);
+  std::vector<size_t> order = shuffled_indices(n, seed);
+  std::vector<int64_t> fold(n);
+  for (size_t i = 0; i < n; ++i) fold[order[i]] = int64_t(i % uint64_t(k));
+  return fold;
 }
 
 }  // namespace sentiment

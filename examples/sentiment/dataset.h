@@ -40,4 +40,8 @@ Split split_reference(const std::vector<Example>& examples);
 std::pair<std::vector<Example>, std::vector<Example>> split_validation(const std::vector<Example>& train,
                                                                        double fraction, uint64_t seed);
 
+/// The fold (0 .. k-1) of each of n examples: the i-th of a Fisher-Yates shuffle driven by
+/// std::mt19937_64(seed) goes to fold i % k, so fold sizes differ by at most one. ValueError unless 1 <= k <= n.
+std::vector<int64_t> assign_folds(size_t n, int64_t k, uint64_t seed);
+
 }  // namespace sentiment

@@ -70,6 +70,9 @@ int run_train(const std::string& data, const std::string& config_name, bool conf
              d.val.size(), d.test.size(), d.vocab.size());
   fmt::print("config '{}': d_model {}, {} heads, {} layers, {} epochs, seed {}\n", config.name, config.model.d_model,
              config.model.num_heads, config.model.num_layers, config.train.epochs, o.seed);
+  if (config.train.ensemble_data == "folds")
+    fmt::print("an ensemble of {0} networks on {0} folds: network k trains on all but fold k of the training sentences; "
+               "val acc is out-of-fold (each network on its own held-out fold)\n", config.model.ensemble);
   TrainResult r = train(config, d, o);
   if (!std::isnan(r.val_accuracy))
     fmt::print("\nvalidation accuracy of the final weights{}: {:.4f}\n", config.train.keep_best ? " (best epoch)" : "",

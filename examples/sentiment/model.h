@@ -44,7 +44,10 @@ class Classifier : public tg::nn::Layer {
   /// tokens (B, S) i64, pad_mask (B, S) bool (true at padding) -> logits (B, num_classes): one network's,
   /// or for an ensemble log(mean_k softmax(logits_k)), whose softmax is the members' mean probability.
   tg::Variable forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask);
-  /// Each member's logits (B, num_classes), K of them: what training puts a loss on.
+  int64_t num_members() const { return int64_t(members_.size()); }
+  /// Member k (0 <= k < num_members(); std::out_of_range otherwise): training gives each its own loss.
+  Network& member(int64_t k) { return *members_.at(size_t(k)); }
+  /// Each member's logits (B, num_classes), K of them, for the same inputs.
   std::vector<tg::Variable> member_logits(const tg::Tensor& tokens, const tg::Tensor& pad_mask);
   /// The ensemble's logits (as forward) from the members' logits.
   static tg::Variable combine(const std::vector<tg::Variable>& member_logits);

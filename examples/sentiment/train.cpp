@@ -48,9 +48,25 @@ int64_t correct_count(const tg::Tensor& logits, const tg::Tensor& labels) {
   return tg::sum(tg::eq(tg::argmax(logits, 1), labels)).to_vector<int64_t>()[0];
 }
 
+// Argmax predictions of a Classifier or one of its members, in eval mode without recording a graph.
+template <class Model>
+std::vector<int64_t> predict_with(Model& model, const std::vector<Encoded>& data) {
+  tg::NoGradGuard no_grad;
+  bool was_training = model.is_training();
+  model.eval();
+  std::vector<int64_t> out;
+  for (const Batch& b : make_batches(data, 128, false, nullptr)) {
+    std::vector<int64_t> p = tg::argmax(model.forward(b.tokens, b.pad_mask).value(), 1).template to_vector<int64_t>();
+    out.insert(out.end(), p.begin(), p.end());
+  }
+  model.train(was_training);
+  return out;
+}
+
+// The fraction of `data` that `model` labels right; NaN for no data.
 double accuracy(Classifier& model, const std::vector<Encoded>& data) {
   if (data.empty()) return NAN;
-  std::vector<int64_t> pred = predict_labels(model, data);
+  std::vector<int64_t> pred = predict_with(model, data);
   int64_t ok = 0;
   for (size_t i = 0; i < data.size(); ++i) ok += pred[i] == data[i].label;
   return double(ok) / double(data.size());
@@ -84,19 +100,21 @@ void write_text(const fs::path& path, const std::string& text) {
 }  // namespace
 
 std::vector<int64_t> predict_labels(Classifier& model, const std::vector<Encoded>& data) {
-  tg::NoGradGuard no_grad;
-  bool was_training = model.is_training();
-  model.eval();
-  std::vector<int64_t> out;
-  for (const Batch& b : make_batches(data, 128, false, nullptr)) {
-    std::vector<int64_t> p = tg::argmax(model.forward(b.tokens, b.pad_mask).value(), 1).to_vector<int64_t>();
-    out.insert(out.end(), p.begin(), p.end());
-  }
-  model.train(was_training);
-  return out;
+  return predict_with(model, data);
 }
 
 namespace {
+
+// The K members' training and validation sentences: member k's are all but fold k of `train`, and fold k
+// (assign_folds with `seed`), each in input order.
+std::pair<std::vector<std::vector<Encoded>>, std::vector<std::vector<Encoded>>> split_folds(
+    const std::vector<Encoded>& train, int64_t k, uint64_t seed) {
+  const std::vector<int64_t> fold = assign_folds(train.size(), k, seed);
+  std::vector<std::vector<Encoded>> member_train(static_cast<size_t>(k)), member_val(static_cast<size_t>(k));
+  for (size_t i = 0; i < train.size(); ++i)
+    for (int64_t m = 0; m < k; ++m) (fold[i] == m ? member_val : member_train)[size_t(m)].push_back(train[i]);
+  return {member_train, member_val};
+}
 
 // A training run in progress: the model, its optimizer and generators, and where the run is. A checkpoint
 // is a snapshot of exactly this (snapshot / restore below).
@@ -113,14 +131,42 @@ struct Run {
   double lr_scale = 1, best_val = -1;
   tg::TensorMap best_model;  // keep_best: a copy of the weights of best_epoch
   std::vector<EpochLog> log;
+  // ensemble_data "folds": member k trains on fold_train[k] and is validated on fold_val[k]. Empty otherwise:
+  // every member trains on data.train, in the same batches.
+  std::vector<std::vector<Encoded>> fold_train, fold_val;
 
   Run(const Config& c, const Data& d, const TrainOptions& o)
       : config(c), data(d), options(o), model(c.model), opt(make_optimizer(c.train, model.parameters())),
         shuffle_gen(o.seed + 1), fingerprint(data_fingerprint(d)),
-        checkpoint_path((fs::path(o.out_dir) / "checkpoint.safetensors").string()),
-        per_epoch((int64_t(d.train.size()) + c.train.batch_size - 1) / c.train.batch_size),
-        total_steps(per_epoch * c.train.epochs), warmup_steps(per_epoch * c.train.warmup_epochs) {}
+        checkpoint_path((fs::path(o.out_dir) / "checkpoint.safetensors").string()) {
+    if (c.train.ensemble_data == "folds") std::tie(fold_train, fold_val) = split_folds(d.train, c.model.ensemble, o.seed);
+    per_epoch = 0;
+    for (const std::vector<Encoded>* set : train_sets())
+      per_epoch = std::max(per_epoch, (int64_t(set->size()) + c.train.batch_size - 1) / c.train.batch_size);
+    total_steps = per_epoch * c.train.epochs, warmup_steps = per_epoch * c.train.warmup_epochs;
+  }
+  // The training sentences: one set shared by all members, or one per member.
+  std::vector<const std::vector<Encoded>*> train_sets() const {
+    if (fold_train.empty()) return {&data.train};
+    std::vector<const std::vector<Encoded>*> out;
+    for (const std::vector<Encoded>& f : fold_train) out.push_back(&f);
+    return out;
+  }
 };
+
+// The accuracy on data.val, or with ensemble_data "folds" out-of-fold: each member on the fold it did not
+// train on. NaN when there is no validation set.
+double validation_accuracy(Run& r) {
+  if (r.fold_val.empty()) return accuracy(r.model, r.data.val);
+  int64_t ok = 0, n = 0;
+  for (int64_t k = 0; k < r.model.num_members(); ++k) {
+    const std::vector<Encoded>& val = r.fold_val[size_t(k)];
+    const std::vector<int64_t> pred = predict_with(r.model.member(k), val);
+    for (size_t i = 0; i < val.size(); ++i) ok += pred[i] == val[i].label;
+    n += int64_t(val.size());
+  }
+  return double(ok) / double(n);
+}
 
 Checkpoint snapshot(const Run& r) {
   return {.config = r.config, .seed = r.options.seed, .data_fingerprint = r.fingerprint, .epoch = r.epoch,
@@ -171,21 +217,24 @@ std::string nonfinite_gradient(const Classifier& model) {
   return "";
 }
 
-// One training step on `b`; returns what was not finite (and the step is not applied), or "".
-std::string train_step(Run& r, const Batch& b, double& loss_sum, int64_t& correct) {
+// One training step: member k on batches[k] (nullptr: that member has no batch at this step). Returns what
+// was not finite (and the step is not applied), or "".
+std::string train_step(Run& r, const std::vector<const Batch*>& batches, double& loss_sum, int64_t& correct,
+                       int64_t& seen) {
   const TrainConfig& t = r.config.train;
-  std::vector<tg::Variable> member_logits = r.model.member_logits(b.tokens, b.pad_mask);  // (B, C) each
   tg::Variable loss;  // the mean of the members' losses: each member trains on its own, as if alone
-  for (const tg::Variable& l : member_logits) {
-    tg::Variable member_loss = tg::cross_entropy(l, b.labels, {.label_smoothing = t.label_smoothing});
-    loss = loss ? loss + member_loss : member_loss;
+  double member_loss_sum = 0;
+  int64_t members = 0, member_correct = 0, member_seen = 0;
+  for (int64_t k = 0; k < r.model.num_members(); ++k) {
+    const Batch* b = batches[size_t(k)];
+    if (b == nullptr) continue;
+    tg::Variable logits = r.model.member(k).forward(b->tokens, b->pad_mask);  // (B, C)
+    tg::Variable member_loss = tg::cross_entropy(logits, b->labels, {.label_smoothing = t.label_smoothing});
+    loss = loss ? loss + member_loss : member_loss, ++members;
+    member_loss_sum += member_loss.item() * double(b->size());
+    member_correct += correct_count(logits.value(), b->labels), member_seen += b->size();
   }
-  if (member_logits.size() > 1) loss = loss / double(member_logits.size());
-  tg::Tensor logits = member_logits[0].value();  // what the train accuracy counts: the ensemble's
-  if (member_logits.size() > 1) {
-    tg::NoGradGuard no_grad;
-    logits = Classifier::combine(member_logits).value();
-  }
+  if (members > 1) loss = loss / double(members);
   const double l = loss.item();
   if (!std::isfinite(l)) return fmt::format("loss is {}", std::isnan(l) ? "nan" : l > 0 ? "inf" : "-inf");  // not "-nan"
   r.opt->zero_grad();
@@ -194,7 +243,7 @@ std::string train_step(Run& r, const Batch& b, double& loss_sum, int64_t& correc
   if (t.clip_grad_norm > 0) tg::optim::clip_grad_norm(r.model.parameters(), t.clip_grad_norm);
   r.opt->step();
   ++r.step;
-  loss_sum += l * double(b.size()), correct += correct_count(logits, b.labels);
+  loss_sum += member_loss_sum, correct += member_correct, seen += member_seen;
   return "";
 }
 
@@ -205,20 +254,27 @@ std::string train_epoch(Run& r, Progress& progress, EpochLog& e) {
   progress.start_epoch();
   double loss_sum = 0;
   int64_t correct = 0, seen = 0, batch = 0;
-  for (const Batch& b : make_batches(r.data.train, r.config.train.batch_size, true, &r.shuffle_gen)) {
+  std::vector<std::vector<Batch>> batches;  // one shuffled list per training set (shared, or per member)
+  for (const std::vector<Encoded>* set : r.train_sets())
+    batches.push_back(make_batches(*set, r.config.train.batch_size, true, &r.shuffle_gen));
+  for (int64_t i = 0; i < r.per_epoch; ++i) {
+    std::vector<const Batch*> step_batches;  // member k's batch of this step
+    for (int64_t k = 0; k < r.model.num_members(); ++k) {
+      const std::vector<Batch>& list = batches[batches.size() == 1 ? 0 : size_t(k)];
+      step_batches.push_back(size_t(i) < list.size() ? &list[size_t(i)] : nullptr);
+    }
     const double lr = lr_at(r.config.train, r.step, r.warmup_steps, r.total_steps) * r.lr_scale;
     r.opt->set_lr(0, lr);
     const std::string where = fmt::format("epoch {}, step {} (batch {} of {}, lr {:.6g})", r.epoch + 1, r.step + 1,
                                           ++batch, r.per_epoch, lr);
     std::string bad;
     try {
-      bad = train_step(r, b, loss_sum, correct);
+      bad = train_step(r, step_batches, loss_sum, correct, seen);
     } catch (const tg::ValueError& err) {  // AnomalyGuard names the op but not where training was
       if (!r.options.detect_anomaly) throw;
       throw tg::ValueError(fmt::format("train: {}: {}", where, err.what()));
     }
     if (!bad.empty()) return fmt::format("{} at {}", bad, where);
-    seen += b.size();
     progress.update(r.epoch + 1, batch, loss_sum / double(seen), double(correct) / double(seen), seen);
   }
   progress.clear();
@@ -247,7 +303,7 @@ void on_nonfinite(Run& r, const std::string& what) {
 
 // Validation, keep-best, checkpoint, metrics line and summary of a completed epoch.
 void finish_epoch(Run& r, EpochLog e, std::ofstream& metrics) {
-  e.val_accuracy = accuracy(r.model, r.data.val);
+  e.val_accuracy = validation_accuracy(r);
   r.log.push_back(e);
   r.epoch = e.epoch;
   if (r.config.train.keep_best && e.val_accuracy > r.best_val) {
@@ -287,7 +343,7 @@ TrainResult finish(Run& r) {
   std::vector<int64_t> truth;
   for (const Encoded& e : r.data.test) truth.push_back(e.label);
   return {r.log, compute_metrics(predict_labels(r.model, r.data.test), truth, r.config.model.num_classes),
-          accuracy(r.model, r.data.val), r.rollbacks, r.lr_scale};
+          validation_accuracy(r), r.rollbacks, r.lr_scale};
 }
 
 }  // namespace
@@ -310,6 +366,17 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
                             data.train.size(), data.test.size());
   tg::check<tg::ValueError>(data.vocab.size() > 2, "train: the vocabulary holds only <pad> and <unk>: no training "
                             "token occurs min_freq = {} times", t.min_freq);
+  tg::check<tg::ValueError>(t.ensemble_data == "shared" || t.ensemble_data == "folds",
+                            "train: ensemble_data must be shared or folds, got '{}'", t.ensemble_data);
+  if (t.ensemble_data == "folds") {
+    const int64_t k = config.model.ensemble;
+    tg::check<tg::ValueError>(k >= 2, "train: ensemble_data 'folds' needs an ensemble of >= 2 members, got {}", k);
+    tg::check<tg::ValueError>(t.val_fraction == 0 && data.val.empty(), "train: ensemble_data 'folds' validates each "
+                              "member on its own fold; val_fraction must be 0, got {} ({} validation sentences)",
+                              t.val_fraction, data.val.size());
+    tg::check<tg::ValueError>(int64_t(data.train.size()) >= k, "train: {} training sentences cannot make {} folds",
+                              data.train.size(), k);
+  }
   tg::manual_seed(options.seed);
   config.model.vocab_size = data.vocab.size();
   tg::AnomalyGuard anomaly(options.detect_anomaly || tg::anomaly_mode_enabled());

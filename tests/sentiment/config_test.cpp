@@ -45,6 +45,7 @@ void check_same(const Config& a, const Config& b) {
   CHECK(t.val_fraction == u.val_fraction);
   CHECK(t.keep_best == u.keep_best);
   CHECK(t.min_freq == u.min_freq);
+  CHECK(t.ensemble_data == u.ensemble_data);
 }
 
 // The confusion matrix [truth][predicted] = [[3, 1], [2, 4]] as label vectors.
@@ -89,7 +90,7 @@ TEST_CASE("Config JSON round trip keeps every field, through text") {
                   .ensemble = 4};
   custom.train = {.epochs = 7, .batch_size = 9, .optimizer = "adamw", .lr = 1.5e-4, .weight_decay = 0.3,
                   .label_smoothing = 0.05, .warmup_epochs = 2, .schedule = "cosine", .clip_grad_norm = 1.25,
-                  .val_fraction = 0.2, .keep_best = true, .min_freq = 3};
+                  .val_fraction = 0.2, .keep_best = true, .min_freq = 3, .ensemble_data = "folds"};
   check_same(nlohmann::json::parse(nlohmann::json(custom).dump(2)).get<Config>(), custom);
 }
 
@@ -132,6 +133,15 @@ TEST_CASE("Config from JSON without ensemble (an older model directory) reads it
   nlohmann::json j = c;
   j["model"].erase("ensemble");
   CHECK(j.get<Config>().model.ensemble == 1);
+}
+
+// Model directories written before ensembles on folds trained their members on shared data.
+TEST_CASE("Config from JSON without ensemble_data (an older model directory) reads it as shared") {
+  Config c = config_by_name("default");
+  c.train.ensemble_data = "folds";
+  nlohmann::json j = c;
+  j["train"].erase("ensemble_data");
+  CHECK(j.get<Config>().train.ensemble_data == "shared");
 }
 
 TEST_CASE("Config from JSON without a name is called custom") {

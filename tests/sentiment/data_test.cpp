@@ -215,6 +215,23 @@ TEST_CASE("split_validation is deterministic, disjoint, order-preserving and siz
   CHECK_THROWS_WITH_AS(split_validation(train, 1.5, 1), doctest::Contains("fraction"), tg::ValueError);
 }
 
+TEST_CASE("assign_folds is deterministic per seed and balances fold sizes within one") {
+  const std::vector<int64_t> fold = assign_folds(101, 3, 42);
+  REQUIRE(fold.size() == 101);
+  std::vector<int64_t> size(3, 0);
+  for (int64_t f : fold) {
+    REQUIRE(f >= 0);
+    REQUIRE(f < 3);
+    ++size[size_t(f)];
+  }
+  CHECK(size == std::vector<int64_t>{34, 34, 33});
+  CHECK(assign_folds(101, 3, 42) == fold);
+  CHECK(assign_folds(101, 3, 43) != fold);
+  CHECK(assign_folds(5, 5, 1).size() == 5);
+  CHECK_THROWS_WITH_AS(assign_folds(4, 5, 1), doctest::Contains("k = 5 for n = 4"), tg::ValueError);
+  CHECK_THROWS_WITH_AS(assign_folds(4, 0, 1), doctest::Contains("k = 0"), tg::ValueError);
+}
+
 // ---------------------------------------------------------------------------------------------- read_examples
 
 TEST_CASE("read_examples reads RFC 4180 CSV with quoted commas, quotes and newlines") {

@@ -93,3 +93,27 @@ TEST_CASE("train refuses data without training or test sentences before the firs
                        tg::ValueError);
   CHECK_FALSE(std::filesystem::exists(dir.path / "model"));
 }
+
+TEST_CASE("train refuses ensemble_data folds without an ensemble, with a validation split, or with too few sentences") {
+  TempDir dir;
+  Config c = tiny_default();
+  const std::string path = dir.write("five.tsv", "text\tlabel\ngood\t1\nbad\t0\nfine film\t1\nawful\t0\nnice\t1\n");
+  Data data = prepare_data(path, c, 0);  // 4 training sentences, no validation
+  const std::string out = (dir.path / "model").string();
+  Config bad = c;
+  bad.train.ensemble_data = "bagging";
+  CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: ensemble_data must be shared or folds, got 'bagging'",
+                       tg::ValueError);
+  bad = c, bad.train.ensemble_data = "folds";
+  CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false),
+                       "train: ensemble_data 'folds' needs an ensemble of >= 2 members, got 1", tg::ValueError);
+  bad.model.ensemble = 5;
+  CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: 4 training sentences cannot make 5 folds",
+                       tg::ValueError);
+  bad.model.ensemble = 2, bad.train.val_fraction = 0.5;
+  Data with_val = prepare_data(path, bad, 0);
+  REQUIRE(with_val.val.size() == 2);
+  CHECK_THROWS_WITH_AS(train(bad, with_val, out, 0, false),
+                       doctest::Contains("ensemble_data 'folds' validates each member on its own fold"), tg::ValueError);
+  CHECK_FALSE(std::filesystem::exists(dir.path / "model"));
+}

@@ -126,32 +126,38 @@ TEST_CASE("resume refuses a checkpoint of another configuration, seed or data, n
   CHECK(load_checkpoint(r.stopped_dir + "/checkpoint.safetensors").epoch == 2);  // refused resumes change nothing
 }
 
-// An ensemble's training state is its K networks and their optimizer state: a run of 4 epochs stopped after
-// epoch 3 and resumed ends bit-equal to the uninterrupted one.
+// An ensemble's training state is its K networks and their optimizer state (and with folds, K shuffles per
+// epoch from one generator): a run of 4 epochs stopped after epoch 3 and resumed ends bit-equal to the
+// uninterrupted one.
 TEST_CASE("an ensemble run stopped after epoch 3 of 4 and resumed ends bit-equal to an uninterrupted run") {
-  Runs& r = runs();
-  Config c = tiny_config();
-  c.model.ensemble = 2;
-  TempDir tmp;
-  const std::string whole_dir = (tmp.path / "whole").string(), resumed_dir = (tmp.path / "resumed").string();
-  TrainResult whole = train(c, r.data, {.out_dir = whole_dir, .seed = 7, .verbose = false});
-  train(c, r.data, {.out_dir = resumed_dir, .seed = 7, .verbose = false,
+  for (const char* ensemble_data : {"shared", "folds"}) {
+    CAPTURE(ensemble_data);
+    Config c = tiny_config();
+    c.model.ensemble = 2, c.train.ensemble_data = ensemble_data;
+    if (c.train.ensemble_data == "folds") c.train.val_fraction = 0;  // each member is validated on its fold
+    TempDir tmp;
+    const Data data = prepare_data(sentiment_test::write_tiny_tsv(tmp), c, /*seed=*/7);
+    const std::string whole_dir = (tmp.path / "whole").string(), resumed_dir = (tmp.path / "resumed").string();
+    TrainResult whole = train(c, data, {.out_dir = whole_dir, .seed = 7, .verbose = false});
+    train(c, data, {.out_dir = resumed_dir, .seed = 7, .verbose = false,
                     .on_epoch_end = [](const EpochLog& e) { return e.epoch < 3; }});
-  const Checkpoint after3 = load_checkpoint(resumed_dir + "/checkpoint.safetensors");
-  TrainResult resumed = train(c, r.data, {.out_dir = resumed_dir, .seed = 7, .verbose = false, .resume = true});
+    const Checkpoint after3 = load_checkpoint(resumed_dir + "/checkpoint.safetensors");
+    TrainResult resumed = train(c, data, {.out_dir = resumed_dir, .seed = 7, .verbose = false, .resume = true});
 
-  REQUIRE(resumed.log.size() == 4);
-  CHECK(resumed.log[3].train_loss == whole.log[3].train_loss);
-  CHECK(resumed.test.confusion == whole.test.confusion);
-  const tg::TensorMap weights = tg::load_safetensors(whole_dir + "/model.safetensors").tensors;
-  CHECK(weights.count("members.1.classifier.weight") == 1);
-  check_bit_equal(tg::load_safetensors(resumed_dir + "/model.safetensors").tensors, weights);
-  const Checkpoint a = load_checkpoint(resumed_dir + "/checkpoint.safetensors"),
-                   b = load_checkpoint(whole_dir + "/checkpoint.safetensors");
-  check_bit_equal(a.model, b.model);
-  check_bit_equal(a.optimizer.tensors, b.optimizer.tensors);
-  CHECK(after3.model.at("members.1.classifier.weight").to_vector<float>() !=
-        b.model.at("members.1.classifier.weight").to_vector<float>());  // the last epoch changed the weights
+    REQUIRE(resumed.log.size() == 4);
+    CHECK(resumed.log[3].train_loss == whole.log[3].train_loss);
+    CHECK(resumed.log[3].val_accuracy == whole.log[3].val_accuracy);
+    CHECK(resumed.test.confusion == whole.test.confusion);
+    const tg::TensorMap weights = tg::load_safetensors(whole_dir + "/model.safetensors").tensors;
+    CHECK(weights.count("members.1.classifier.weight") == 1);
+    check_bit_equal(tg::load_safetensors(resumed_dir + "/model.safetensors").tensors, weights);
+    const Checkpoint a = load_checkpoint(resumed_dir + "/checkpoint.safetensors"),
+                     b = load_checkpoint(whole_dir + "/checkpoint.safetensors");
+    check_bit_equal(a.model, b.model);
+    check_bit_equal(a.optimizer.tensors, b.optimizer.tensors);
+    CHECK(after3.model.at("members.1.classifier.weight").to_vector<float>() !=
+          b.model.at("members.1.classifier.weight").to_vector<float>());  // the last epoch changed the weights
+  }
 }
 
 TEST_CASE("train reports the validation accuracy of the weights it keeps: with keep_best, the best epoch's") {
