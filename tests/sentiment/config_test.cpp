@@ -65,8 +65,13 @@ TEST_CASE("config_by_name: reference is the struct defaults, default is the tune
   CHECK(d.name == "default");
   CHECK(d.train.optimizer == "adamw");
   CHECK(d.train.schedule == "cosine");
-  CHECK_FALSE(d.train.keep_best);  // a fixed epoch count, chosen on validation, on all 2400 training sentences
-  CHECK(d.train.val_fraction == 0);
+  CHECK_FALSE(d.train.keep_best);  // a fixed epoch count, chosen on validation
+  CHECK(d.train.val_fraction == 0);  // validated out-of-fold instead
+  CHECK(d.train.epochs == 8);
+  CHECK(d.model.ensemble == 3);      // three networks, each trained on two of three folds
+  CHECK(d.train.ensemble_data == "folds");
+  CHECK(r.model.ensemble == 1);
+  CHECK(r.train.ensemble_data == "shared");
   CHECK(d.model.embedding_std < r.model.embedding_std);  // small initial embeddings
 }
 

@@ -21,6 +21,7 @@ TEST_CASE("keep_best with an empty validation split keeps the last epoch") {
   Config c = config_by_name("default");
   c.model.d_model = 8, c.model.num_heads = 2, c.model.num_layers = 1, c.model.dim_feedforward = 8;
   c.train.epochs = 1, c.train.keep_best = true, c.train.val_fraction = 0.1;  // 10% of 4 sentences: none
+  c.model.ensemble = 1, c.train.ensemble_data = "shared";  // one network, validated on the carved split
   Data data = prepare_data(data_path, c, /*seed=*/0);
   REQUIRE(data.val.empty());
   REQUIRE(data.train.size() == 4);
@@ -37,6 +38,7 @@ namespace {
 Config tiny_default() {
   Config c = config_by_name("default");
   c.model.d_model = 8, c.model.num_heads = 2, c.model.num_layers = 1, c.model.dim_feedforward = 8;
+  c.model.ensemble = 1, c.train.ensemble_data = "shared";
   c.train.epochs = 1;
   return c;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // A tiny sentiment run for the checkpoint, resume and guard tests: 150 made-up sentences (96 train, 24
-// validation, 30 test), a one-layer d_model 8 model and the default recipe (AdamW, warmup + cosine, dropout,
+// validation, 30 test), one one-layer d_model 8 network and the default recipe (AdamW, warmup + cosine, dropout,
 // word dropout, label smoothing) with keep-best, so an epoch is 6 steps and a few milliseconds.
 #include <string>
 
@@ -30,6 +30,7 @@ inline sentiment::Config tiny_config(int64_t epochs = 4) {
   c.model.d_model = 8, c.model.num_heads = 2, c.model.num_layers = 1, c.model.dim_feedforward = 16;
   c.model.max_len = 12;
   c.train.epochs = epochs, c.train.batch_size = 16, c.train.val_fraction = 0.2, c.train.keep_best = true;
+  c.model.ensemble = 1, c.train.ensemble_data = "shared";  // one network, validated on the carved split
   return c;
 }
 
