@@ -161,9 +161,11 @@ int run_attend(const std::string& dir, const std::string& text, const std::strin
   std::vector<double> p = tg::softmax(m.model->forward(b.tokens, b.pad_mask).value(), 1).to_vector<double>();
   std::string title = fmt::format("\"{}\" -> {} ({:.3f})", text, p[1] > p[0] ? "positive" : "negative", std::max(p[0], p[1]));
   std::ofstream f(out);
-  f << attention_svg(shown, weights, title);
+  const int64_t networks = m.model->num_members();
+  f << attention_svg(shown, weights, title, networks);
   tg::check<tg::Error>(bool(f), "attend: cannot write {}", out);
-  fmt::print("attention of {} layers x {} heads over {} tokens{} written to {}\n", weights.size(),
+  fmt::print("attention of {}{} layers x {} heads over {} tokens{} written to {}\n",
+             networks > 1 ? fmt::format("{} networks x ", networks) : "", int64_t(weights.size()) / networks,
              weights.empty() ? 0 : weights[0].size(0), shown.size(),
              n > shown.size() ? fmt::format(" (the first {} of {})", shown.size(), n) : "", out);
   return 0;

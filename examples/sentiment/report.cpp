@@ -149,8 +149,9 @@ std::string learning_curve_svg(const std::vector<EpochLog>& log, const std::stri
 }
 
 std::string attention_svg(const std::vector<std::string>& tokens, const std::vector<tg::Tensor>& weights,
-                          const std::string& title) {
+                          const std::string& title, int64_t networks) {
   const int64_t S = int64_t(tokens.size()), L = int64_t(weights.size()), H = L ? weights[0].size(0) : 0;
+  const int64_t per_network = networks > 1 ? L / networks : L;
   const double cell = 18, label = 90, gap = 40, panel = label + cell * double(S) + gap;
   const double width = 20 + panel * double(H), height = 60 + (panel + 20) * double(L);
   std::string s = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{:.0f}' height='{:.0f}' "
@@ -161,7 +162,9 @@ std::string attention_svg(const std::vector<std::string>& tokens, const std::vec
     std::vector<double> w = weights[size_t(l)].to_vector<double>();  // (H, S, S)
     for (int64_t h = 0; h < H; ++h) {
       const double ox = 20 + panel * double(h) + label, oy = 60 + (panel + 20) * double(l) + label;
-      s += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='13'>layer {} head {}</text>\n", ox, oy - label + 14, l, h);
+      const std::string network = networks > 1 ? fmt::format("network {} ", l / per_network) : "";
+      s += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='13'>{}layer {} head {}</text>\n", ox, oy - label + 14,
+                       network, l % per_network, h);
       for (int64_t i = 0; i < S; ++i) {
         s += fmt::format("<text x='{:.1f}' y='{:.1f}' text-anchor='end'>{}</text>", ox - 4, oy + cell * double(i) + 13,
                          escape(tokens[size_t(i)]));

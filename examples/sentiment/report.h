@@ -48,8 +48,9 @@ std::string format_metrics(const Metrics& m, const std::vector<std::string>& cla
 std::string learning_curve_svg(const std::vector<EpochLog>& log, const std::string& title);
 
 /// One heatmap per layer and head of attention weights over a sentence's tokens. weights[l] is (H, S, S)
-/// for layer l; rows are queries, columns keys; cells are labelled with the tokens.
+/// for layer l; rows are queries, columns keys; cells are labelled with the tokens. For an ensemble, weights
+/// holds each of the `networks` networks' layers in turn, and the panels name the network.
 std::string attention_svg(const std::vector<std::string>& tokens, const std::vector<tg::Tensor>& weights,
-                          const std::string& title);
+                          const std::string& title, int64_t networks = 1);
 
 }  // namespace sentiment

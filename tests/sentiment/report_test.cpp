@@ -23,3 +23,14 @@ TEST_CASE("attention_svg replaces bytes that are not UTF-8 and XML's forbidden c
   CHECK(svg.find("caf\xc3\xa9") != std::string::npos);                // valid UTF-8 is kept as it is
   CHECK(svg.find("\xf0\x9f\x98\x80&lt;&amp;&gt;") != std::string::npos);  // 4-byte sequence, markup escaped
 }
+
+TEST_CASE("attention_svg labels each panel with its layer and head, and for an ensemble its network") {
+  std::vector<tg::Tensor> weights(4, tg::full({2, 1, 1}, 1.0));  // 2 networks x 2 layers, 2 heads, one token
+  std::string svg = attention_svg({"fine"}, weights, "t", /*networks=*/2);
+  CHECK(svg.find(">network 0 layer 0 head 0<") != std::string::npos);
+  CHECK(svg.find(">network 1 layer 1 head 1<") != std::string::npos);
+  CHECK(svg.find(">network 2 ") == std::string::npos);
+  svg = attention_svg({"fine"}, weights, "t");
+  CHECK(svg.find(">layer 3 head 1<") != std::string::npos);
+  CHECK(svg.find("network") == std::string::npos);
+}
