@@ -60,7 +60,9 @@ struct TrainOptions {
 /// `options.out_dir` (created if needed): model.safetensors, vocab.txt, config.json, metrics.jsonl,
 /// learning_curve.svg, and checkpoint.safetensors after every epoch (and before the first). Deterministic
 /// per seed: a resumed run ends with the same weights and metrics as an uninterrupted one. ValueError for
-/// a bad option, a batch_size or epochs < 1, warmup_epochs < 0, or no training or no test sentences; tg::Error for a NaN/inf step (see OnNonFinite) or a failed write.
+/// a bad option, a batch_size or epochs < 1, warmup_epochs < 0, no training or no test sentences, or
+/// ensemble_data "folds" without an ensemble, with validation sentences or with fewer training sentences
+/// than folds; tg::Error for a NaN/inf step (see OnNonFinite) or a failed write.
 TrainResult train(Config config, const Data& data, const TrainOptions& options);
 /// The same with default options.
 inline TrainResult train(Config config, const Data& data, const std::string& out_dir, uint64_t seed,
