@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "core/kernel_util.h"
+#include "core/pool.h"
 #include "core/tensor.h"
 
 namespace tg {
@@ -16,7 +17,9 @@ Tensor empty(const Shape& shape, DType dtype) {
   int64_t n = shape.numel();  // validates sizes and overflow
   int64_t bytes = 0;
   check<ValueError>(!__builtin_mul_overflow(n, dtype_size(dtype), &bytes), "empty: shape {} is too large", shape);
-  return Tensor(std::make_shared<Storage>(bytes), shape, contiguous_strides(shape), 0, dtype);
+  // The control block beside the Storage comes from the pool too: one per tensor made.
+  return Tensor(std::allocate_shared<Storage>(PoolAllocator<Storage>(), bytes), shape, contiguous_strides(shape), 0,
+                dtype);
 }
 
 Tensor full(const Shape& shape, double value, DType dtype) {

@@ -1,14 +1,18 @@
-// Storage: where tensor buffers come from and go back to. Small buffers are recycled per thread; large
-// ones are mapped from the kernel and cached by size, so that a training step, which allocates the same
-// sizes step after step, neither faults pages in again nor leaves freed memory stranded in malloc's heap.
+// Storage: where tensor buffers come from and go back to, and the pool of small blocks (pool.h). Small
+// buffers are recycled per thread; large ones are mapped from the kernel and cached by size, so that a
+// training step, which allocates the same sizes step after step, neither faults pages in again nor leaves
+// freed memory stranded in malloc's heap.
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <new>
 
+#include "core/pool.h"
 #include "core/tensor.h"
 
 namespace tg {
@@ -16,32 +20,40 @@ namespace tg {
 namespace {
 std::atomic<int64_t> g_live_storages{0};  // relaxed: a count for tests, not a synchronisation point
 
-// Small buffers (64 B .. 64 KB, power-of-two classes) are recycled through per-thread free lists: autograd
-// on small tensors allocates and frees a few buffers per op, and aligned_alloc/free were a third of its
-// time. A list keeps at most kKeep buffers; a buffer freed on another thread joins that thread's list.
-// Under AddressSanitizer nothing is kept, so that a use after free is still reported.
+// Small blocks (64 B .. 64 KB, power-of-two classes; pool.h) are recycled through per-thread free lists:
+// autograd on small tensors makes and drops a few buffers, control blocks and nodes per op, and malloc/free
+// were a third of its time. A list is a chain through the free blocks themselves, and the lists are
+// constant-initialised, so that reaching them costs no thread_local initialisation check. A class keeps up
+// to kKeepBytes of blocks (at least 64), enough for the graph of a few hundred small ops; a block freed on
+// another thread joins that thread's list. Under AddressSanitizer nothing is kept and every block is
+// exactly the size asked for, so that a use after free or one element past the end is still reported.
 constexpr int kClasses = 11;
-constexpr size_t kKeep = kAddressSanitizer ? 0 : 64;
-struct FreeLists {
-  std::vector<void*> lists[kClasses];
-  FreeLists() {
-    for (auto& l : lists) l.reserve(kKeep);  // so that a destructor's push_back never allocates
-  }
-  ~FreeLists();
-};
-thread_local bool t_lists_gone = false;  // trivially destructible: still readable after ~FreeLists
-thread_local FreeLists t_free;
-FreeLists::~FreeLists() {
-  t_lists_gone = true;  // storages freed later on this thread (statics) go straight to free()
-  for (auto& l : lists)
-    for (void* p : l) std::free(p);
-}
-
+constexpr size_t kKeepBytes = size_t(256) << 10;
+size_t keep(int c) { return kAddressSanitizer ? 0 : std::max<size_t>(64, kKeepBytes >> (6 + c)); }
 int size_class(size_t bytes) {  // the smallest c with 64 << c >= bytes, or -1 when too large
-  int c = 0;
-  while (c < kClasses && (size_t(64) << c) < bytes) ++c;
+  const int c = bytes <= 64 ? 0 : int(std::bit_width(bytes - 1)) - 6;
   return c < kClasses ? c : -1;
 }
+struct FreeList {
+  void* head = nullptr;  // each free block's first word points to the next one
+  size_t count = 0;
+};
+constinit thread_local FreeList t_lists[kClasses];
+constinit thread_local bool t_lists_gone = false;  // after ~ListsOwner: frees go straight to free()
+constinit thread_local bool t_owner_made = false;
+struct ListsOwner {  // frees this thread's kept blocks when it ends; made by the first block kept
+  bool made = false;
+  ~ListsOwner() {
+    t_lists_gone = true;
+    for (FreeList& l : t_lists)
+      while (l.head) {
+        void* next = *static_cast<void**>(l.head);
+        std::free(l.head);
+        l.head = next;
+      }
+  }
+};
+thread_local ListsOwner t_owner;
 
 // Large buffers (above the small classes) are whole pages from mmap, returned with munmap, except that a
 // freed one waits in a process-wide cache for the next request of its exact size, up to kCacheLimit bytes
@@ -91,31 +103,45 @@ void unmap_large(void* p, size_t size) {
 }
 }  // namespace
 
+void* pool_allocate(size_t bytes) {
+  const int c = size_class(bytes);
+  if (c >= 0 && t_lists[c].head) {
+    void* p = t_lists[c].head;
+    t_lists[c].head = *static_cast<void**>(p);
+    --t_lists[c].count;
+    return p;
+  }
+  void* p = nullptr;
+  if (kAddressSanitizer) {
+    // posix_memalign: ASan's aligned_alloc insists on a size that is a multiple of the alignment.
+    if (posix_memalign(&p, 64, std::max<size_t>(bytes, 1)) != 0) p = nullptr;
+  } else {
+    p = std::aligned_alloc(64, c >= 0 ? size_t(64) << c : (bytes + 63) / 64 * 64);
+  }
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void pool_deallocate(void* p, size_t bytes) noexcept {
+  const int c = size_class(bytes);
+  if (c < 0 || t_lists_gone || t_lists[c].count >= keep(c)) return std::free(p);
+  if (!t_owner_made) t_owner_made = true, t_owner.made = true;  // registers the cleanup at thread exit
+  *static_cast<void**>(p) = t_lists[c].head;
+  t_lists[c].head = p;
+  ++t_lists[c].count;
+}
+
 int64_t live_storages() { return g_live_storages.load(std::memory_order_relaxed); }
 
+// Buffers up to 64 KB come from the pool; larger ones from map_large (except under ASan, see above).
 Storage::Storage(int64_t n) : nbytes(n) {
-  size_t bytes = size_t((n + 63) / 64 * 64);
-  const int c = bytes ? size_class(bytes) : -1;
-  if (c >= 0 && !t_lists_gone && !t_free.lists[c].empty()) {
-    data = t_free.lists[c].back();
-    t_free.lists[c].pop_back();
-  } else if (kAddressSanitizer) {
-    // Exactly n bytes, unpadded, so that ASan reports an access one element past the end (posix_memalign:
-    // ASan's aligned_alloc insists on a size that is a multiple of the alignment).
-    if (bytes && posix_memalign(&data, 64, size_t(n)) != 0) data = nullptr;
-  } else if (c < 0 && bytes) {
-    data = map_large(pages_for(n));
-  } else {
-    data = bytes ? std::aligned_alloc(64, size_t(64) << c) : nullptr;
-  }
-  if (bytes && !data) throw std::bad_alloc();
+  if (n > 0 && (kAddressSanitizer || size_class(size_t(n)) >= 0)) data = pool_allocate(size_t(n));
+  else if (n > 0 && !(data = map_large(pages_for(n)))) throw std::bad_alloc();
   g_live_storages.fetch_add(1, std::memory_order_relaxed);  // after the throw: a failed ctor runs no dtor
 }
 Storage::~Storage() {
-  const int c = data ? size_class(size_t((nbytes + 63) / 64 * 64)) : -1;
-  if (c >= 0 && !t_lists_gone && t_free.lists[c].size() < kKeep) t_free.lists[c].push_back(data);
-  else if (data && c < 0 && !kAddressSanitizer) unmap_large(data, pages_for(nbytes));
-  else std::free(data);
+  if (data && (kAddressSanitizer || size_class(size_t(nbytes)) >= 0)) pool_deallocate(data, size_t(nbytes));
+  else if (data) unmap_large(data, pages_for(nbytes));
   g_live_storages.fetch_sub(1, std::memory_order_relaxed);
 }
 
