@@ -17,7 +17,7 @@ void Node::release() {
   freed = true;
   backward = nullptr;
   output_value = Tensor();
-  std::vector<Edge> stack = std::move(inputs);
+  Edges stack = std::move(inputs);
   inputs.clear();
   // Unlink a chain whose only owner is this node one link at a time, instead of by recursive destructors.
   while (!stack.empty()) {
@@ -33,6 +33,8 @@ void Node::release() {
 }
 
 Node::~Node() { release(); }
+
+Grads BackwardFn::operator()(const Variable& dy, const Variable& y) const { return ops_->call(buffer_, dy, y); }
 
 namespace {
 

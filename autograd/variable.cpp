@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/ops.h"
+#include "core/pool.h"
 
 namespace tg {
 namespace {
@@ -83,7 +84,8 @@ Variable record_inputs(std::string& name, Tensor& value, const Inputs& inputs, B
   bool needed = false;
   for (const Variable& v : inputs) needed |= v.requires_grad();
   if (!t_grad_enabled || !needed) return Variable(std::move(value));
-  auto node = std::make_shared<Node>();
+  // Node and meta come from the pool (core/pool.h): an op makes one of each, and drops them at the next backward.
+  auto node = std::allocate_shared<Node>(PoolAllocator<Node>());
   node->name = std::move(name);
   node->backward = std::move(backward);
   node->sequence = g_sequence++;
@@ -91,7 +93,7 @@ Variable record_inputs(std::string& name, Tensor& value, const Inputs& inputs, B
   for (const Variable& v : inputs)
     node->inputs.push_back({v.requires_grad() ? v.meta() : nullptr, v.shape(), v.dtype(), v.value().storage(),
                             v.value().version()});
-  auto meta = std::make_shared<AutogradMeta>();
+  auto meta = std::allocate_shared<AutogradMeta>(PoolAllocator<AutogradMeta>());
   meta->requires_grad = true;
   meta->grad_fn = node;
   node->output = meta;

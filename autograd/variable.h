@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/backward_fn.h"
 #include "core/tensor.h"
 
 namespace tg {
@@ -91,12 +92,6 @@ class Variable {
   std::shared_ptr<AutogradMeta> meta_;  // null for constants that never required grad
 };
 
-/// Gradients an op's backward returns, one per input (undefined = no gradient for that input).
-using Grads = std::vector<Variable>;
-/// Computes input gradients from the output gradient dy and the output y (y's value is present only
-/// when the op asked to keep it). Written with differentiable functions, so create_graph can record it.
-using BackwardFn = std::function<Grads(const Variable& dy, const Variable& y)>;
-
 /// One input of a recorded op: its autograd record (null when it needs no gradient), the shape and dtype its
 /// gradient must have, and its storage's version at record time (to catch an in-place write before backward).
 struct Edge {
@@ -107,11 +102,14 @@ struct Edge {
   uint64_t version = 0;
 };
 
+/// A node's input edges, from the small-block pool (one vector per recorded op).
+using Edges = std::vector<Edge, PoolAllocator<Edge>>;
+
 /// One recorded op: its backward, its inputs' autograd records, and what the engine needs to check.
 struct Node {
   std::string name;
   BackwardFn backward;        // cleared when the graph is freed
-  std::vector<Edge> inputs;   // one per input, in the order of the op's arguments
+  Edges inputs;               // one per input, in the order of the op's arguments
   std::weak_ptr<AutogradMeta> output;
   Tensor output_value;                                // kept only when the op asked for it
   uint64_t output_version = 0;

@@ -21,9 +21,9 @@ Variable sub(const Variable& a, const Variable& b) {
                 [](const Variable& dy, const Variable&) -> Grads { return {dy, -dy}; });
 }
 // c = a·b.  da = dc·b, db = dc·a.  Each side is kept only when the other needs a gradient, so x·0.5 keeps
-// nothing of x.
+// nothing of x. (Not const: a closure moves its non-const captures into the node, and copies const ones.)
 Variable mul(const Variable& a, const Variable& b) {
-  const Variable keep_a = b.requires_grad() ? a : Variable(), keep_b = a.requires_grad() ? b : Variable();
+  Variable keep_a = b.requires_grad() ? a : Variable(), keep_b = a.requires_grad() ? b : Variable();
   return record("mul", tg::mul(a.value(), b.value()), {a, b},
                 [keep_a, keep_b](const Variable& dy, const Variable&) -> Grads {
                   return {keep_b ? dy * keep_b : Variable(), keep_a ? dy * keep_a : Variable()};
@@ -31,7 +31,7 @@ Variable mul(const Variable& a, const Variable& b) {
 }
 // c = a / b.  da = dc / b, db = -dc·a / b².  a is kept only when b needs a gradient (x / √d keeps no x).
 Variable div(const Variable& a, const Variable& b) {
-  const Variable keep_a = b.requires_grad() ? a : Variable();
+  Variable keep_a = b.requires_grad() ? a : Variable();
   return record("div", tg::div(a.value(), b.value()), {a, b},
                 [keep_a, b](const Variable& dy, const Variable&) -> Grads {
                   return {dy / b, keep_a ? -dy * keep_a / (b * b) : Variable()};
