@@ -22,13 +22,15 @@ void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
 // out[i] = f(a[i], b[i]) over the broadcast shape; Out is the output element type.
 template <class Out, class T, class F>
 Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op, F f) {
-  Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
+  // Equal shapes (most calls, and all of a backward's on small tensors) need no broadcasting.
+  const bool same = a.shape() == b.shape();
+  Shape shape = same ? a.shape() : broadcast_shapes(a.shape(), b.shape(), op);
   Tensor out = empty(shape, out_dtype);
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   Out* po = out.data<Out>();
-  const bool a_full = a.shape() == shape && a.is_contiguous();
-  if (a_full && b.shape() == shape && b.is_contiguous()) {
+  const bool a_full = (same || a.shape() == shape) && a.is_contiguous();
+  if (a_full && (same || b.shape() == shape) && b.is_contiguous()) {
     parallel_for(out.numel(), kGrain, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) po[i] = f(pa[i], pb[i]);
     });

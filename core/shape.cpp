@@ -52,8 +52,6 @@ Dims::iterator Dims::erase(const_iterator pos) {
   return begin() + i;
 }
 
-bool operator==(const Dims& a, const Dims& b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
-
 int64_t Shape::numel() const {
   // `span` skips the zeros: a size-0 shape has no elements, but its contiguous strides are products of the
   // other sizes, and every view computes with them, so they must fit too. n is 0 or span: it cannot overflow.

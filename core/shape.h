@@ -81,7 +81,13 @@ class Dims {
   /// Removes the value at `pos`; returns an iterator to the one after it.
   iterator erase(const_iterator pos);
 
-  friend bool operator==(const Dims& a, const Dims& b);
+  /// Inline, and a loop rather than memcmp: shapes are compared several times in every op, and are short.
+  friend bool operator==(const Dims& a, const Dims& b) {
+    if (a.size_ != b.size_) return false;
+    for (size_t i = 0; i < a.size_; ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
 
  private:
   bool on_heap() const { return capacity_ > kInline; }
