@@ -84,14 +84,21 @@ std::pair<double, double> max_and_log_sum(const T* in, int64_t n, int64_t s) {
   return {m, std::log(sum)};
 }
 
+// The softmax of a line whose maximum is -inf: zeros when every element is -inf (a fully masked attention
+// row: no NaN, unlike PyTorch, so that padding queries do not poison the batch), NaNs when the line holds a
+// NaN (the max passes NaNs over), as a NaN anywhere else in a line makes the whole line NaN.
+template <class T>
+void masked_line(const T* in, T* out, int64_t n, int64_t s) {
+  bool nan = false;
+  for (int64_t j = 0; j < n; ++j) nan = nan || std::isnan(in[j * s]);
+  for (int64_t j = 0; j < n; ++j) out[j * s] = nan ? std::numeric_limits<T>::quiet_NaN() : T(0);
+}
+
 // Contiguous f32 lines (the last dim: attention scores, logits) run in f32 with the vectorised exp; other
 // lines, and f64, in double with libm.
 void softmax_f32(const float* in, float* out, int64_t n) {
   const float m = fold8(n, -INFINITY, MaxOf{in});
-  if (m == -INFINITY) {  // fully masked line: zeros, not NaN
-    for (int64_t j = 0; j < n; ++j) out[j] = 0;
-    return;
-  }
+  if (m == -INFINITY) return masked_line(in, out, n, 1);
   for (int64_t j = 0; j < n; ++j) out[j] = detail::exp_f32(in[j] - m);
   const float inv = 1.0f / sum8(n, [out](int64_t j) { return out[j]; });
   for (int64_t j = 0; j < n; ++j) out[j] *= inv;
@@ -116,10 +123,7 @@ Tensor softmax(const Tensor& x, int64_t dim) {
       if (s == 1) return softmax_f32(in[0], out, n);
     double m = -kInf, sum = 0;
     for (int64_t j = 0; j < n; ++j) m = std::max(m, double(in[0][j * s]));
-    if (m == -kInf) {  // fully masked line: zeros, not NaN
-      for (int64_t j = 0; j < n; ++j) out[j * s] = T(0);
-      return;
-    }
+    if (m == -kInf) return masked_line(in[0], out, n, s);
     for (int64_t j = 0; j < n; ++j) sum += double(out[j * s] = T(std::exp(double(in[0][j * s]) - m)));
     for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(out[j * s]) / sum);
   });

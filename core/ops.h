@@ -71,6 +71,7 @@ Tensor tanh(const Tensor& x);
 Tensor erf(const Tensor& x);
 /// 1 / (1 + exp(-x)), computed without overflow for large |x|; f32 within 3 ulp, in a vectorised loop.
 Tensor sigmoid(const Tensor& x);
+/// max(x, 0); NaN stays NaN, as in PyTorch.
 Tensor relu(const Tensor& x);
 /// Packed masks (core/mask.cpp): bit i of word i/64 stands for element i in row-major order, (n+63)/64 i64s.
 /// The bits of x > 0.
@@ -90,7 +91,8 @@ Tensor gelu_backward(const Tensor& dy, const Tensor& x);
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
 
 // ---- reductions ----
-/// Sum over `dims` (empty = all dims); an empty dim sums to 0. i64/bool sum to i64.
+/// Sum over `dims` (empty = all dims); an empty dim sums to 0. i64/bool sum to i64, wrapping around on
+/// overflow as PyTorch does.
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 /// Mean over `dims` (empty = all); an empty dim gives NaN, as PyTorch. Float only.
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
@@ -116,7 +118,7 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 
 // ---- normalisation ----
 /// Softmax along `dim`, max-shifted for stability. A line that is all -inf (fully masked) gives zeros,
-/// where PyTorch gives NaN.
+/// where PyTorch gives NaN; a line holding a NaN gives NaNs, as in PyTorch.
 Tensor softmax(const Tensor& x, int64_t dim);
 /// log softmax along `dim`: x - logsumexp(x), stable for logits of any size.
 Tensor log_softmax(const Tensor& x, int64_t dim);

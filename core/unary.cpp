@@ -95,7 +95,8 @@ Tensor map_f32(const Tensor& x, void (*kernel)(const float*, float*, int64_t)) {
 Tensor neg(const Tensor& x) { return unary_arith(x, "neg", [](auto v) { return -v; }); }
 Tensor abs(const Tensor& x) { return unary_arith(x, "abs", [](auto v) { return v < 0 ? -v : v; }); }
 Tensor sign(const Tensor& x) { return unary_arith(x, "sign", [](auto v) { return (v > 0) - (v < 0); }); }
-Tensor relu(const Tensor& x) { return unary_arith(x, "relu", [](auto v) { return v > 0 ? v : decltype(v)(0); }); }
+// !(v <= 0) rather than v > 0: a NaN stays NaN, as in PyTorch, instead of becoming a healthy-looking 0.
+Tensor relu(const Tensor& x) { return unary_arith(x, "relu", [](auto v) { return !(v <= 0) ? v : decltype(v)(0); }); }
 Tensor exp(const Tensor& x) {
   if (x.dtype() == f32) return map_f32(x, exp_kernel_f32);
   return unary_float(x, "exp", [](auto v) { return std::exp(v); });

@@ -104,6 +104,18 @@ TEST_CASE("masked lines: -inf entries get probability 0, an all -inf line gives 
   check_tensor(sum(p, {1}), {2}, {1, 1}, 1e-6);
 }
 
+// A NaN logit (a corrupt weight) used to vanish: the max passed it over, found -inf and took the line for a
+// fully masked one, so softmax([NaN, NaN]) gave [0, 0] and a broken model predicted with confidence.
+TEST_CASE("a NaN in a line makes the whole softmax line NaN, as in PyTorch, even beside -inf") {
+  const double ninf = -INFINITY;
+  for (DType dt : {f32, f64}) {
+    Tensor x = tensor({NAN, NAN, NAN, ninf, 1, NAN, ninf, ninf}, {4, 2}, dt);
+    check_tensor(softmax(x, 1), {4, 2}, {NAN, NAN, NAN, NAN, NAN, NAN, 0, 0});
+    check_tensor(softmax(x.mT(), 0), {2, 4}, {NAN, NAN, NAN, 0, NAN, NAN, NAN, 0});
+    check_tensor(log_softmax(x, 1).narrow(0, 0, 3), {3, 2}, {NAN, NAN, NAN, NAN, NAN, NAN});
+  }
+}
+
 TEST_CASE("softmax of 0-d, size-1 and size-0 dims") {
   check_tensor(softmax(scalar_tensor(3), 0), {}, {1});
   check_tensor(log_softmax(scalar_tensor(3), -1), {}, {0});

@@ -69,6 +69,10 @@ TEST_CASE("float unary ops match std:: on every layout in f32 and f64") {
       }
 }
 
+TEST_CASE("relu keeps NaN (as PyTorch does) instead of turning it into 0") {
+  for (DType dt : {f32, f64}) check_tensor(relu(tensor({NAN, -1, 2, -INFINITY}, {4}, dt)), {4}, {NAN, 0, 2, 0});
+}
+
 TEST_CASE("neg, abs, sign and relu keep i64 exact") {
   Tensor k = tensor({-3, 0, 7, -9, 2, -1}, {2, 3}, i64).mT();  // (3, 2): -3 -9 / 0 2 / 7 -1
   CHECK(neg(k).dtype() == i64);
