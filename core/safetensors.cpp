@@ -94,13 +94,19 @@ void save_safetensors(const std::string& path, const TensorMap& tensors,
   uint64_t at = 0;
   for (const auto& [name, t] : tensors) {
     check<ValueError>(name != "__metadata__", "save_safetensors {}: '__metadata__' is reserved", path);
+    check<ValueError>(t.defined(), "save_safetensors {}: '{}' is an undefined tensor", path, name);
     Tensor c = t.contiguous();
     uint64_t bytes = uint64_t(c.numel()) * uint64_t(dtype_size(c.dtype()));
     header[name] = {{"dtype", st_dtype(c.dtype())}, {"shape", c.shape()}, {"data_offsets", {at, at + bytes}}};
     at += bytes;
     contiguous.push_back(c);
   }
-  std::string h = header.dump();
+  std::string h;
+  try {
+    h = header.dump();
+  } catch (const nlohmann::json::type_error&) {  // the header is JSON, which holds UTF-8 text only
+    throw ValueError(fmt::format("save_safetensors {}: a tensor name or metadata string is not valid UTF-8", path));
+  }
   h.append((8 - h.size() % 8) % 8, ' ');  // pad so the data starts 8-byte aligned, as the reference writer does
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -19,7 +19,9 @@ struct Safetensors {
 };
 
 /// Writes `tensors` to `path` atomically (a temporary file in the same folder, fsync, rename, fsync of the
-/// folder), so a failed save leaves any previous file intact. Throws Error naming the path when a write fails.
+/// folder), so a failed save leaves any previous file intact. Throws Error naming the path when a write fails,
+/// ValueError for an undefined tensor, the reserved name "__metadata__", or a name or metadata string that is
+/// not valid UTF-8.
 void save_safetensors(const std::string& path, const TensorMap& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 

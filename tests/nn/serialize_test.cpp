@@ -134,3 +134,17 @@ TEST_CASE("save to a folder that does not exist throws Error naming the path") {
   CHECK_THROWS_WITH_AS(m.save("/nonexistent-folder/x.safetensors"),
                        doctest::Contains("/nonexistent-folder/x.safetensors"), Error);
 }
+
+// An undefined tensor used to crash the writer (a null storage read), and a name that is not UTF-8 escaped
+// as nlohmann::json's type_error instead of a tg::Error.
+TEST_CASE("save_safetensors refuses an undefined tensor and a name that is not UTF-8, leaving no file") {
+  const fs::path path = fs::temp_directory_path() / fmt::format("tg-save-{}.safetensors", ::getpid());
+  CHECK_THROWS_WITH_AS(save_safetensors(path.string(), {{"w", ones({2})}, {"u", Tensor()}}),
+                       doctest::Contains("'u' is an undefined tensor"), ValueError);
+  CHECK_THROWS_WITH_AS(save_safetensors(path.string(), {{"w\xff", ones({2})}}),
+                       doctest::Contains("a tensor name or metadata string is not valid UTF-8"), ValueError);
+  CHECK_THROWS_WITH_AS(save_safetensors(path.string(), {{"w", ones({2})}}, {{"note", "\xc3"}}),
+                       doctest::Contains("not valid UTF-8"), ValueError);
+  CHECK_FALSE(fs::exists(path));
+  CHECK_FALSE(fs::exists(path.string() + ".tmp"));
+}
