@@ -130,10 +130,12 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   if (!is_floating(x.dtype()))
     return detail::dispatch(x.dtype(), [&](auto z) {
       using T = decltype(z);
+      // Wraps around on overflow, as PyTorch's does: summed in uint64_t, where wrapping is defined (in int64_t
+      // it is undefined behaviour).
       return per_row<int64_t, T>(r, i64, [](const T* p, int64_t n) {
-        int64_t s = 0;
-        for (int64_t i = 0; i < n; ++i) s += int64_t(p[i]);
-        return s;
+        uint64_t s = 0;
+        for (int64_t i = 0; i < n; ++i) s += uint64_t(int64_t(p[i]));
+        return int64_t(s);
       });
     });
   return detail::dispatch_float(x.dtype(), "sum", [&](auto z) {

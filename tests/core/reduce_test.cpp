@@ -190,6 +190,9 @@ TEST_CASE("sum of i64 and bool gives exact i64") {
   CHECK(sum(m).dtype() == i64);
   check_tensor(sum(m, {1}), {2}, {2, 2}, 0, 0);
   check_tensor(sum(m.mT(), {0}, true), {1, 2}, {2, 2}, 0, 0);
+  // Overflow wraps around as in PyTorch (defined behaviour here: the UBSan build checks it).
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  CHECK(sum(index_tensor({max, 1}, {2})).to_vector<int64_t>()[0] == std::numeric_limits<int64_t>::min());
 }
 
 TEST_CASE("f32 sums accumulate in double") {
