@@ -17,8 +17,17 @@ namespace {
 
 const std::vector<std::string> kClassNames = {"negative", "positive"};
 
+// The commands read labels 0 and 1 and name them kClassNames: a model of more classes is refused up front
+// (train used to run to the end and then crash printing a third class's metrics).
+void check_binary(const Config& config, const std::string& where) {
+  tg::check<tg::ValueError>(config.model.num_classes == 2, "{}: model.num_classes must be 2 (labels 0 = negative, "
+                            "1 = positive), got {}", where, config.model.num_classes);
+}
+
 Config load_config(const std::string& name_or_path) {
   if (!fs::exists(name_or_path)) return config_by_name(name_or_path);
+  tg::check<tg::ValueError>(!fs::is_directory(name_or_path), "config '{}' is a directory, expected a JSON file",
+                            name_or_path);
   std::ifstream in(name_or_path);
   try {
     return nlohmann::json::parse(in).get<Config>();
@@ -64,8 +73,10 @@ int run_train(const std::string& data, const std::string& config_name, bool conf
   print_blas();
   Config config = load_config(config_name);
   defaults_from_checkpoint(o, config_given, seed_given, config, o.seed);
+  check_binary(config, "config '" + config.name + "'");
   if (epochs > 0) config.train.epochs = epochs;
   Data d = prepare_data(data, config, o.seed, {.skip_malformed = skip_malformed});
+  if (skip_malformed) fmt::print("data {}: skipped {} malformed lines\n", data, d.num_skipped);
   fmt::print("data {}: {} training, {} validation, {} test sentences; vocabulary {} tokens\n", data, d.train.size(),
              d.val.size(), d.test.size(), d.vocab.size());
   fmt::print("config '{}': d_model {}, {} heads, {} layers, {} epochs, seed {}\n", config.name, config.model.d_model,
@@ -102,6 +113,7 @@ void write_logits(Classifier& model, const std::vector<Encoded>& data, const std
 
 int run_eval(const std::string& dir, const std::string& data, const std::string& logits_path) {
   LoadedModel m = load_model(dir);
+  check_binary(m.config, "model '" + dir + "'");
   Split split = split_reference(read_examples(data));
   std::vector<Encoded> test = encode_all(split.test, m.vocab, m.config.model.max_len);
   std::vector<int64_t> truth;
@@ -127,6 +139,7 @@ std::vector<std::string> texts_or_stdin(std::vector<std::string> texts) {
 
 int run_predict(const std::string& dir, const std::vector<std::string>& args) {
   LoadedModel m = load_model(dir);
+  check_binary(m.config, "model '" + dir + "'");
   tg::NoGradGuard no_grad;
   const std::vector<std::string> texts = texts_or_stdin(args);
   for (size_t i = 0; i < texts.size(); ++i) {
@@ -145,6 +158,7 @@ int run_predict(const std::string& dir, const std::vector<std::string>& args) {
 
 int run_attend(const std::string& dir, const std::string& text, const std::string& out) {
   LoadedModel m = load_model(dir);
+  check_binary(m.config, "model '" + dir + "'");
   tg::check<tg::ValueError>(text.find_first_not_of(" \t\r\n") != std::string::npos, "attend: empty sentence");
   tg::NoGradGuard no_grad;
   std::vector<std::string> tokens = tokenize(text);

@@ -15,7 +15,8 @@ namespace sentiment {
 namespace fs = std::filesystem;
 
 Data prepare_data(const std::string& path, const Config& config, uint64_t seed, const ReadOptions& read_options) {
-  Split split = split_reference(read_examples(path, read_options));
+  int64_t num_skipped = 0;
+  Split split = split_reference(read_examples(path, read_options, &num_skipped));
   std::vector<Example> train = split.train, val;
   if (config.train.val_fraction > 0) std::tie(train, val) = split_validation(split.train, config.train.val_fraction, seed);
   std::vector<std::vector<std::string>> tokenized;
@@ -24,6 +25,7 @@ Data prepare_data(const std::string& path, const Config& config, uint64_t seed, 
   d.vocab = Vocab::build(tokenized, {.min_freq = config.train.min_freq});
   const int64_t L = config.model.max_len;
   d.train = encode_all(train, d.vocab, L), d.val = encode_all(val, d.vocab, L), d.test = encode_all(split.test, d.vocab, L);
+  d.num_skipped = num_skipped;
   return d;
 }
 
@@ -356,7 +358,13 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
   tg::check<tg::ValueError>(!options.out_dir.empty(), "train: no output directory given");
   const TrainConfig& t = config.train;
   tg::check<tg::ValueError>(t.batch_size >= 1, "train: batch_size must be >= 1, got {}", t.batch_size);
-  tg::check<tg::ValueError>(t.epochs >= 1, "train: epochs must be >= 1, got {}", t.epochs);
+  // The bound keeps epochs × steps per epoch (the schedule's length) far from int64 overflow.
+  tg::check<tg::ValueError>(t.epochs >= 1 && t.epochs <= kMaxEpochs, "train: epochs must be in [1, {}], got {}",
+                            kMaxEpochs, t.epochs);
+  tg::check<tg::ValueError>(t.schedule == "cosine" || t.schedule == "constant",
+                            "train: schedule must be cosine or constant, got '{}'", t.schedule);
+  tg::check<tg::ValueError>(t.val_fraction >= 0 && t.val_fraction < 1, "train: val_fraction must be in [0, 1), got {}",
+                            t.val_fraction);
   tg::check<tg::ValueError>(t.clip_grad_norm >= 0, "train: clip_grad_norm must be >= 0 (0: no clipping), got {}",
                             t.clip_grad_norm);
   tg::check<tg::ValueError>(t.warmup_epochs >= 0, "train: warmup_epochs must be >= 0, got {}", t.warmup_epochs);

@@ -56,6 +56,21 @@ expect 105 "--epochs: expected a whole number >= 1, got '0'" train --data data.t
 expect 105 "--epochs: expected a whole number >= 1, got 'abc'" train --data data.tsv --config tiny.json --epochs abc
 expect 105 "--seed: expected a whole number >= 0, got '-1'" train --data data.tsv --config tiny.json --seed -1
 expect 1 "error: train: batch_size must be >= 1, got 0" train --data data.tsv --config batch0.json --out bad
+expect 1 "error: train: epochs must be in [1, 1000000], got 9223372036854775807" train --data data.tsv --config tiny.json \
+  --epochs 9223372036854775807 --out bad
+sed 's/"constant"/"Cosine"/' tiny.json >schedule.json
+expect 1 "error: train: schedule must be cosine or constant, got 'Cosine'" train --data data.tsv --config schedule.json \
+  --out bad
+sed 's/"val_fraction": 0.2/"val_fraction": -0.5/' tiny.json >val.json
+expect 1 "error: train: val_fraction must be in [0, 1), got -0.5" train --data data.tsv --config val.json --out bad
+sed 's/"num_classes": 2/"num_classes": 3/' tiny.json >three.json
+expect 1 "error: config 'tiny': model.num_classes must be 2 (labels 0 = negative, 1 = positive), got 3" \
+  train --data data.tsv --config three.json --out bad
+mkdir confdir
+expect 1 "error: config 'confdir' is a directory, expected a JSON file" train --data data.tsv --config confdir --out bad
+{ cat data.tsv; printf 'no label here\n'; } >messy.tsv
+expect 0 "data messy.tsv: skipped 1 malformed lines" train --data messy.tsv --config tiny.json --epochs 1 --out messy \
+  --skip-malformed
 head -5 data.tsv >four.tsv
 expect 1 "training and 0 test sentences; need at least one of each" train --data four.tsv --config tiny.json --out bad
 printf 'good film\n\ndull film\n' >three.txt

@@ -55,7 +55,7 @@ TEST_CASE("train refuses a batch_size, epochs or warmup_epochs out of range befo
   bad.train.batch_size = 0;
   CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: batch_size must be >= 1, got 0", tg::ValueError);
   bad = c, bad.train.epochs = 0;
-  CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: epochs must be >= 1, got 0", tg::ValueError);
+  CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: epochs must be in [1, 1000000], got 0", tg::ValueError);
   bad = c, bad.train.warmup_epochs = -3;
   CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: warmup_epochs must be >= 0, got -3", tg::ValueError);
   bad = c, bad.train.clip_grad_norm = -1;
