@@ -435,6 +435,11 @@ LoadedModel load_model(const std::string& dir) {
   } catch (const tg::Error& e) {
     throw tg::ValueError(fmt::format("model directory '{}': cannot load model.safetensors: {}", dir, e.what()));
   }
+  // A NaN or inf weight makes every prediction NaN (or an arbitrary class): refused here rather than
+  // reported as a confident "negative".
+  for (const auto& [name, t] : m.model->state_dict())
+    tg::check<tg::ValueError>(tg::all_finite(t), "model directory '{}': "
+                              "model.safetensors holds NaN or inf in '{}' {}", dir, name, t.shape());
   m.model->eval();
   return m;
 }

@@ -85,7 +85,7 @@ struct LoadedModel {
   std::unique_ptr<Classifier> model;
 };
 /// Throws tg::Error naming the directory and the problem: missing files, a corrupt or foreign config,
-/// a vocabulary that does not match the config, weights of another configuration.
+/// a vocabulary that does not match the config, weights of another configuration or holding NaN or inf.
 LoadedModel load_model(const std::string& dir);
 
 }  // namespace sentiment

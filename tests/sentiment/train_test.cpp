@@ -3,6 +3,7 @@
 // reported with the directory and the file at fault.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -192,4 +193,17 @@ TEST_CASE("load_model names the weights file when it belongs to another configur
 
   tmp.write("model.safetensors", std::string("\x10\0\0\0\0\0\0\0{\"a\":", 13));  // header longer than the file
   CHECK_THAT(load_error(tmp.str()), (tmp.path / "model.safetensors").string());
+}
+
+// A NaN weight used to load, and predict printed "negative 0.000" for every sentence.
+TEST_CASE("load_model refuses weights holding NaN or inf, naming the tensor") {
+  TempDir tmp;
+  SmallModel s(tmp.path);
+  for (double bad : {double(NAN), double(INFINITY)}) {
+    tg::Tensor w = s.model->state_dict().at("classifier.weight");  // shares the parameter's storage
+    w.narrow(1, 3, 1).fill_(bad);
+    write_model_dir(tmp.path, s.config, s.vocab, *s.model);
+    CHECK_THAT(load_error(tmp.str()), "'" + tmp.str() + "': model.safetensors holds NaN or inf in 'classifier.weight' "
+                                      "(2, 16)");
+  }
 }
