@@ -45,6 +45,8 @@ std::ostream& operator<<(std::ostream& os, const GradcheckResult& r) {
 }
 
 GradcheckResult gradcheck(const GradFn& fn, const std::vector<Variable>& inputs, const GradcheckOptions& o) {
+  check<ValueError>(o.eps > 0 && std::isfinite(o.eps), "gradcheck: eps must be finite and > 0, got {}", o.eps);
+  check<ValueError>(o.atol >= 0 && o.rtol >= 0, "gradcheck: atol and rtol must be >= 0, got {} and {}", o.atol, o.rtol);
   const bool defaults = o.eps == 1e-6 && o.atol == 1e-5 && o.rtol == 1e-3;
   std::vector<size_t> diff;
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -31,7 +31,8 @@ using GradFn = std::function<Variable(const std::vector<Variable>&)>;
 
 /// Compares the full Jacobian of fn at `inputs` (those that require grad) with finite differences.
 /// Inputs should be f64; f32 inputs throw DTypeError (finite differences in f32 are noise) unless the
-/// tolerances differ from the defaults.
+/// tolerances differ from the defaults. ValueError for an eps that is not finite and > 0 (eps = 0 gave a
+/// NaN report), or a negative atol or rtol.
 GradcheckResult gradcheck(const GradFn& fn, const std::vector<Variable>& inputs, const GradcheckOptions& options = {});
 
 /// Checks second derivatives: gradcheck of (inputs, v) -> d(fn(inputs)·v)/d(inputs) computed with

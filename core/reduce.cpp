@@ -189,6 +189,8 @@ Tensor amin(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
 }
 ValuesIndices max(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, {dim}, keepdim, "max", greater); }
 ValuesIndices min(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, {dim}, keepdim, "min", less); }
-Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) { return max(x, dim, keepdim).indices; }
+Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
+  return extreme(x, {dim}, keepdim, "argmax", greater).indices;
+}
 
 }  // namespace tg

@@ -1,8 +1,10 @@
 // Named configurations and their JSON round trip.
 #include "config.h"
 
+#include <limits>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include <tensorgrad/tensorgrad.h>
 
@@ -68,7 +70,13 @@ const std::map<std::string, std::set<std::string>> kKeys = {
 template <class T>
 void read(const nlohmann::json& j, const char* section, const char* key, T& out) {
   try {
-    out = j.at(section).at(key).get<T>();
+    const nlohmann::json& v = j.at(section).at(key);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)  // get<int64_t> of 1e30 was undefined
+      tg::check<tg::ValueError>(v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(
+                                    std::numeric_limits<T>::max())),
+                                "config: '{}.{}' must be a whole number in the range of int64, got {}", section, key,
+                                v.dump());
+    out = v.get<T>();
   } catch (const nlohmann::json::exception&) {
     throw tg::ValueError(fmt::format("config: missing or invalid '{}.{}'", section, key));
   }

@@ -117,6 +117,8 @@ int run_eval(const std::string& dir, const std::string& data, const std::string&
   Split split = split_reference(read_examples(data));
   std::vector<Encoded> test = encode_all(split.test, m.vocab, m.config.model.max_len);
   std::vector<int64_t> truth;
+  tg::check<tg::ValueError>(!test.empty(), "eval: '{}' holds no test sentences (the test split is every 5th "
+                            "sentence of each source, from the 5th on)", data);
   for (const Encoded& e : test) truth.push_back(e.label);
   fmt::print("{} ({} test sentences):\n{}", data, test.size(),
              format_metrics(compute_metrics(predict_labels(*m.model, test), truth, m.config.model.num_classes), kClassNames));

@@ -389,7 +389,12 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
   config.model.vocab_size = data.vocab.size();
   tg::AnomalyGuard anomaly(options.detect_anomaly || tg::anomaly_mode_enabled());
   Run r(config, data, options);
-  fs::create_directories(options.out_dir);
+  try {
+    fs::create_directories(options.out_dir);
+  } catch (const fs::filesystem_error& e) {
+    throw tg::Error(fmt::format("train: cannot create the output directory '{}': {}", options.out_dir,
+                                e.code().message()));
+  }
   start(r);
   std::ofstream metrics(fs::path(options.out_dir) / "metrics.jsonl");  // rewritten: a resume drops lines past its checkpoint
   for (const EpochLog& e : r.log) metrics << epoch_json(e) << "\n";

@@ -195,3 +195,15 @@ TEST_CASE("gradcheck refuses f32 inputs at default tolerances") {
   CHECK_THROWS_WITH_AS(gradcheck(f, {Variable(randn({3}), true)}), doctest::Contains("input 0 is f32"), DTypeError);
   CHECK(gradcheck(f, {Variable(randn({3}), true)}, {.eps = 1e-3, .atol = 1e-2, .rtol = 1e-2}));
 }
+
+// eps = 0 divided 0 by 0 and returned a failed check whose report was all NaN.
+TEST_CASE("gradcheck refuses an eps that is not finite and > 0, and negative tolerances") {
+  GradFn f = [](const Inputs& x) { return tanh(x[0]); };
+  const Variable x(randn({3}, f64), true);
+  for (double eps : {0.0, -1e-6, double(NAN), double(INFINITY)})
+    CHECK_THROWS_WITH_AS(gradcheck(f, {x}, {.eps = eps}), doctest::Contains("gradcheck: eps must be finite and > 0"),
+                         ValueError);
+  CHECK_THROWS_WITH_AS(gradcheck(f, {x}, {.atol = -1}), doctest::Contains("atol and rtol must be >= 0, got -1 and"),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(gradgradcheck(f, {x}, {.eps = 0}), doctest::Contains("gradcheck: eps must be"), ValueError);
+}

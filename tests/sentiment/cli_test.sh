@@ -72,6 +72,9 @@ expect 1 "error: config 'confdir' is a directory, expected a JSON file" train --
 expect 0 "data messy.tsv: skipped 1 malformed lines" train --data messy.tsv --config tiny.json --epochs 1 --out messy \
   --skip-malformed
 head -5 data.tsv >four.tsv
+expect 1 "error: eval: 'four.tsv' holds no test sentences" eval --model run --data four.tsv
+expect 1 "error: train: cannot create the output directory 'data.tsv/sub'" train --data data.tsv --config tiny.json \
+  --out data.tsv/sub
 expect 1 "training and 0 test sentences; need at least one of each" train --data four.tsv --config tiny.json --out bad
 printf 'good film\n\ndull film\n' >three.txt
 expect 1 "error: predict: sentence 2 of 3 is empty" predict --model run <three.txt

@@ -111,6 +111,17 @@ TEST_CASE("Config from JSON names a missing or mistyped key") {
   CHECK_THROWS_WITH_AS(j.get<Config>(), doctest::Contains("'train.epochs'"), tg::ValueError);
 }
 
+// vocab_size 1e30 was converted to an int64 (undefined behaviour) and reported as -9223372036854775808.
+TEST_CASE("Config from JSON refuses a count that is not a whole number in the range of int64") {
+  for (const char* v : {"1e30", "5.5", "18446744073709551615"}) {
+    nlohmann::json j = config_by_name("reference");
+    j["model"]["vocab_size"] = nlohmann::json::parse(v);
+    const std::string message = "config: 'model.vocab_size' must be a whole number in the range of int64, got " +
+                                j["model"]["vocab_size"].dump();
+    CHECK_THROWS_WITH_AS(j.get<Config>(), doctest::Contains(message.c_str()), tg::ValueError);
+  }
+}
+
 TEST_CASE("Config from JSON refuses an unknown key or section, so a misspelt one is not ignored") {
   nlohmann::json j = config_by_name("reference");
   j["train"]["learning_rate"] = 0.1;
