@@ -19,6 +19,18 @@ void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
                     a.shape(), b.shape());
 }
 
+// Whether a contiguous tensor of shape `s` broadcast to `full` repeats along the leading dims only: s without
+// its leading 1s is a suffix of full (a bias (C) or (1, C) against (B, S, C)).
+bool repeats_rows(const Shape& s, const Shape& full) {
+  size_t lead = 0;
+  while (lead < s.size() && s[lead] == 1) ++lead;
+  const size_t k = s.size() - lead;
+  if (k > full.size()) return false;
+  for (size_t d = 0; d < k; ++d)
+    if (s[lead + d] != full[full.size() - k + d]) return false;
+  return true;
+}
+
 // out[i] = f(a[i], b[i]) over the broadcast shape; Out is the output element type.
 template <class Out, class T, class F>
 Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op, F f) {
@@ -43,6 +55,20 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
     const T s = pa[0];
     parallel_for(out.numel(), kGrain, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) po[i] = f(s, pb[i]);
+    });
+  } else if (const Tensor& row = a_full ? b : a;
+             (a_full || (b.shape() == shape && b.is_contiguous())) && row.numel() > 0 && row.is_contiguous() &&
+             repeats_rows(row.shape(), shape)) {
+    // One operand full, the other a row of m repeated (a bias): row by row, no index arithmetic per element.
+    const int64_t m = row.numel();
+    parallel_for(out.numel() / m, std::max<int64_t>(1, kGrain / m), [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        Out* o = po + r * m;
+        if (a_full)
+          for (int64_t j = 0; j < m; ++j) o[j] = f(pa[r * m + j], pb[j]);
+        else
+          for (int64_t j = 0; j < m; ++j) o[j] = f(pa[j], pb[r * m + j]);
+      }
     });
   } else if (b.numel() == 1) {  // a strided view times a scalar (attention's q / √d): walk a alone
     const T s = pb[0];

@@ -21,7 +21,10 @@ struct BroadcastCase {
 };
 const BroadcastCase kShapes[] = {
     {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}},  // same shape
-    {{2, 3, 4}, {4}, {2, 3, 4}},        // trailing vector
+    {{2, 3, 4}, {4}, {2, 3, 4}},        // trailing vector (a bias: the row-by-row path)
+    {{4}, {2, 3, 4}, {2, 3, 4}},        // the same with the vector first
+    {{1, 3, 4}, {2, 3, 4}, {2, 3, 4}},  // a (3, 4) block repeated
+    {{2, 3, 4}, {1, 1, 4}, {2, 3, 4}},  // a vector behind leading 1s
     {{3, 1}, {1, 4}, {3, 4}},           // both broadcast
     {{2, 1, 4}, {3, 1}, {2, 3, 4}},     // different ndim, both broadcast
     {{}, {2, 3}, {2, 3}},               // 0-d with a matrix
