@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <numbers>
 
 #include "core/error.h"
@@ -308,6 +309,21 @@ TEST_CASE("all_finite sees NaN and inf anywhere, through any layout") {
     CAPTURE(l.name);
     CHECK_FALSE(all_finite(l.t));
     CHECK(all_finite(l.t.narrow(1, 0, 3)));  // the inf sits in column 3
+  }
+  // The loop tests exponent bits: the largest finite values and denormals pass, NaN and inf of either sign
+  // fail at every position of a vector long enough for the vectorised loop and its tail.
+  for (DType dt : {f32, f64}) {
+    CAPTURE(dt);
+    const double big = dt == f32 ? double(std::numeric_limits<float>::max()) : std::numeric_limits<double>::max();
+    const double tiny = dt == f32 ? double(std::numeric_limits<float>::denorm_min()) : 5e-324;
+    CHECK(all_finite(tensor({big, -big, tiny, -tiny, 0.0, -0.0}, {6}, dt)));
+    for (double bad : {double(NAN), -double(NAN), double(INFINITY), -double(INFINITY)})
+      for (int64_t i = 0; i < 37; i += 3) {
+        std::vector<double> w(37, 1.0);
+        w[size_t(i)] = bad;
+        CAPTURE(i);
+        CHECK_FALSE(all_finite(tensor(w, {37}, dt)));
+      }
   }
 }
 
