@@ -14,7 +14,8 @@ namespace {
 constexpr int64_t kGrain = 1 << 15;
 
 void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
-  check<DTypeError>(a.defined() && b.defined(), "{}: an operand is undefined", op);
+  detail::check_defined(a, op, "an operand");
+  detail::check_defined(b, op, "an operand");
   check<DTypeError>(a.dtype() == b.dtype(), "{}: dtypes differ: {} vs {} (shapes {} and {})", op, a.dtype(), b.dtype(),
                     a.shape(), b.shape());
 }
@@ -113,6 +114,8 @@ Tensor compare(const Tensor& a, const Tensor& b, const char* op, F f) {
 
 template <class F>
 Tensor logical(const Tensor& a, const Tensor& b, const char* op, F f) {
+  detail::check_defined(a, op, "an operand");
+  detail::check_defined(b, op, "an operand");
   check<DTypeError>(a.dtype() == boolean && b.dtype() == boolean, "{}: expected bool masks, got {} and {}", op,
                     a.dtype(), b.dtype());
   return binary<bool, bool>(a, b, boolean, op, f);
@@ -188,6 +191,7 @@ Tensor logical_or(const Tensor& a, const Tensor& b) {
 Tensor logical_not(const Tensor& m) { return logical(m, m, "logical_not", [](bool x, bool) { return !x; }); }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  detail::check_defined(cond, "where", "the condition");
   check<DTypeError>(cond.dtype() == boolean, "where: condition must be bool, got {}", cond.dtype());
   check_same_dtype(a, b, "where");
   Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
@@ -223,6 +227,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+  detail::check_defined(x, "masked_fill");
+  detail::check_defined(mask, "masked_fill", "the mask");
   check<ShapeError>(broadcast_shapes(x.shape(), mask.shape(), "masked_fill") == x.shape(),
                     "masked_fill: mask of shape {} does not broadcast to input shape {}", mask.shape(), x.shape());
   check<DTypeError>(mask.dtype() == boolean, "masked_fill: mask must be bool, got {}", mask.dtype());

@@ -1,5 +1,6 @@
 // Tensor factories: constant fills, ranges, identity and tensors from user values.
 #include <cmath>
+#include <new>
 
 #include "core/error.h"
 #include "core/kernel_util.h"
@@ -18,8 +19,12 @@ Tensor empty(const Shape& shape, DType dtype) {
   int64_t bytes = 0;
   check<ValueError>(!__builtin_mul_overflow(n, dtype_size(dtype), &bytes), "empty: shape {} is too large", shape);
   // The control block beside the Storage comes from the pool too: one per tensor made.
-  return Tensor(std::allocate_shared<Storage>(PoolAllocator<Storage>(), bytes), shape, contiguous_strides(shape), 0,
-                dtype);
+  try {
+    return Tensor(std::allocate_shared<Storage>(PoolAllocator<Storage>(), bytes), shape, contiguous_strides(shape), 0,
+                  dtype);
+  } catch (const std::bad_alloc&) {  // said as PyTorch says it, with the size: a bare std::bad_alloc named nothing
+    throw Error(fmt::format("empty: cannot allocate {} bytes for shape {} of {}: out of memory", bytes, shape, dtype));
+  }
 }
 
 Tensor full(const Shape& shape, double value, DType dtype) {
@@ -30,8 +35,8 @@ Tensor full(const Shape& shape, double value, DType dtype) {
 }
 Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
 Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
-Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
-Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
+Tensor zeros_like(const Tensor& t) { return detail::check_defined(t, "zeros_like"), zeros(t.shape(), t.dtype()); }
+Tensor ones_like(const Tensor& t) { return detail::check_defined(t, "ones_like"), ones(t.shape(), t.dtype()); }
 Tensor scalar_tensor(double value, DType dtype) { return full({}, value, dtype); }
 
 Tensor arange(double start, double end, double step, DType dtype) {

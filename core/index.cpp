@@ -8,6 +8,7 @@ namespace {
 
 // Validated i64 indices as a vector; IndexError naming the op, the offending index and the size.
 std::vector<int64_t> checked_indices(const Tensor& index, int64_t size, const char* op) {
+  detail::check_defined(index, op, "the index");
   check<DTypeError>(index.dtype() == i64, "{}: indices must be i64, got {}", op, index.dtype());
   std::vector<int64_t> v = index.to_vector<int64_t>();
   for (int64_t i : v) check<IndexError>(i >= 0 && i < size, "{}: index {} is out of range [0, {})", op, i, size);
@@ -29,6 +30,7 @@ void move_slices(const T* src, T* dst, const detail::Around& s, const detail::Ar
 }  // namespace
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  detail::check_defined(x, "index_select");
   dim = normalize_dim(dim, x.dim(), "index_select");
   check<ShapeError>(index.dim() <= 1, "index_select: index must be 1-D, got shape {}", index.shape());
   std::vector<int64_t> idx = checked_indices(index, x.dim() ? x.shape()[dim] : 1, "index_select");
@@ -47,6 +49,8 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source) {
+  detail::check_defined(x, "index_add");
+  detail::check_defined(source, "index_add", "the source");
   dim = normalize_dim(dim, x.dim(), "index_add");
   check<DTypeError>(x.dtype() == source.dtype(), "index_add: dtypes differ: {} vs {}", x.dtype(), source.dtype());
   check<ShapeError>(index.dim() <= 1, "index_add: index must be 1-D, got shape {}", index.shape());
@@ -73,6 +77,7 @@ namespace {
 // the coordinate along `dim` is replaced by the index value; checks shapes and ranges first.
 template <class F>
 void for_each_gathered(const Tensor& x, int64_t dim, const Tensor& index, const char* op, F f) {
+  detail::check_defined(index, op, "the index");
   check<DTypeError>(index.dtype() == i64, "{}: indices must be i64, got {}", op, index.dtype());
   check<ShapeError>(index.dim() == x.dim(), "{}: index shape {} and input shape {} differ in ndim", op, index.shape(),
                     x.shape());
@@ -98,6 +103,7 @@ void for_each_gathered(const Tensor& x, int64_t dim, const Tensor& index, const 
 }  // namespace
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  detail::check_defined(x, "gather");
   dim = normalize_dim(dim, x.dim(), "gather");
   Tensor c = x.contiguous(), out = empty(index.shape(), x.dtype());
   detail::dispatch(x.dtype(), [&](auto z) {
@@ -110,6 +116,8 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source) {
+  detail::check_defined(x, "scatter_add");
+  detail::check_defined(source, "scatter_add", "the source");
   dim = normalize_dim(dim, x.dim(), "scatter_add");
   check<DTypeError>(x.dtype() == source.dtype(), "scatter_add: dtypes differ: {} vs {}", x.dtype(), source.dtype());
   check<ShapeError>(source.shape() == index.shape(), "scatter_add: source shape {} differs from index shape {}",
@@ -126,6 +134,7 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
 
 Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
   check<ValueError>(!ts.empty(), "cat: expected at least one tensor");
+  for (const Tensor& t : ts) detail::check_defined(t, "cat", "a tensor");
   const Tensor& t0 = ts[0];
   check<ShapeError>(t0.dim() > 0, "cat: zero-dimensional tensors cannot be concatenated");
   dim = normalize_dim(dim, t0.dim(), "cat");
@@ -150,6 +159,7 @@ Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
 
 Tensor stack(const std::vector<Tensor>& ts, int64_t dim) {
   check<ValueError>(!ts.empty(), "stack: expected at least one tensor");
+  for (const Tensor& t : ts) detail::check_defined(t, "stack", "a tensor");
   dim = normalize_dim(dim, ts[0].dim() + 1, "stack");
   std::vector<Tensor> us;
   for (const Tensor& t : ts) {

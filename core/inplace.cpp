@@ -43,6 +43,7 @@ void update3(Tensor& dst, const Tensor& a, const Tensor& b, F f) {
 // in-place update would apply to that address once per element (or the last write would win), so it is
 // refused, as PyTorch refuses it. contiguous() or clone() gives a tensor that can be written.
 void check_writable(const Tensor& dst, const char* op) {
+  detail::check_defined(dst, op, "the tensor written");
   for (int64_t d = 0; d < dst.dim(); ++d)
     check<ValueError>(dst.strides()[size_t(d)] != 0 || dst.shape()[size_t(d)] <= 1,
                       "{}: cannot write in place into a tensor whose elements share memory (shape {}, strides {}); "
@@ -92,6 +93,7 @@ void check_no_overlap(const Tensor& dst, const Tensor& src, const char* op) {
 }
 
 void check_operand(const Tensor& dst, const Tensor& src, const char* op) {
+  detail::check_defined(src, op, "an operand");
   check<DTypeError>(src.dtype() == dst.dtype(), "{}: dtypes differ: {} vs {}", op, dst.dtype(), src.dtype());
   check<ShapeError>(broadcast_shapes(dst.shape(), src.shape(), op) == dst.shape(),
                     "{}: operand of shape {} does not broadcast to {}", op, src.shape(), dst.shape());
@@ -115,6 +117,7 @@ Tensor& apply(Tensor& dst, const Tensor& a, const Tensor& b, const char* op, F f
 
 Tensor& Tensor::copy_(const Tensor& src) {
   check_writable(*this, "copy_");
+  detail::check_defined(src, "copy_", "the source");
   check<ShapeError>(broadcast_shapes(shape_, src.shape(), "copy_") == shape_,
                     "copy_: source of shape {} does not broadcast to {}", src.shape(), shape_);
   check_no_overlap(*this, src, "copy_");
@@ -144,6 +147,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
 }
 
 Tensor& Tensor::fill_(double value) {
+  detail::check_defined(*this, "fill_");
   check_representable(value, dtype_, "fill_");
   detail::dispatch(dtype_, [&](auto z) {
     using T = decltype(z);

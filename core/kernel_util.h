@@ -10,6 +10,13 @@
 
 namespace tg::detail {
 
+/// DTypeError "<op>: <what> is undefined (a default-constructed Tensor)" unless `t` is defined. Ops call it
+/// before they read a shape: an undefined tensor looks 0-d and empty, which gave misleading messages
+/// ("reshape: shape (2, 3) is invalid for input of shape ()").
+inline void check_defined(const Tensor& t, const char* op, const char* what = "the input") {
+  check<DTypeError>(t.defined(), "{}: {} is undefined (a default-constructed Tensor)", op, what);
+}
+
 /// Calls f(T{}) with T the C++ type of `t`.
 template <class F>
 decltype(auto) dispatch(DType t, F&& f) {

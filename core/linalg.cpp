@@ -73,6 +73,8 @@ Tensor batched(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  detail::check_defined(a, "matmul", "an operand");
+  detail::check_defined(b, "matmul", "an operand");
   check<DTypeError>(a.dtype() == b.dtype(), "matmul: dtypes differ: {} vs {} (shapes {} @ {})", a.dtype(), b.dtype(),
                     a.shape(), b.shape());
   check<DTypeError>(is_floating(a.dtype()), "matmul: expected f32 or f64, got {} (shapes {} @ {})", a.dtype(),

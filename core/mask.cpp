@@ -64,6 +64,7 @@ void select_scaled(const uint64_t* bits, const T* x, T scale, T* out, int64_t n)
 
 DropoutResult dropout(const Tensor& x, double p, Generator* gen) {
   check<ValueError>(p >= 0 && p <= 1, "dropout: probability must be in [0, 1], got {}", p);
+  detail::check_defined(x, "dropout");
   Generator& g = gen ? *gen : default_generator();
   const Tensor xc = x.contiguous();
   const int64_t n = xc.numel();
@@ -93,6 +94,7 @@ DropoutResult dropout(const Tensor& x, double p, Generator* gen) {
 }
 
 Tensor pack_positive(const Tensor& x) {
+  detail::check_defined(x, "pack_positive");
   const Tensor xc = x.contiguous();
   const int64_t n = xc.numel();
   Tensor bits = empty({words_for(n)}, i64);
@@ -111,6 +113,7 @@ Tensor pack_positive(const Tensor& x) {
 }
 
 Tensor masked_scale(const Tensor& x, const Tensor& bits, double scale) {
+  detail::check_defined(x, "masked_scale");
   const Tensor xc = x.contiguous();
   const int64_t n = xc.numel();
   check_bits(bits, n, "masked_scale");

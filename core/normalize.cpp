@@ -19,6 +19,7 @@ namespace {
 // shape), where ins[k] points at the line's first element in input k.
 template <size_t N, class F>
 Tensor along(const std::array<Tensor, N>& xs, int64_t dim, const char* op, F f) {
+  for (const Tensor& t : xs) detail::check_defined(t, op, "an input");
   const Tensor& x = xs[0];
   dim = normalize_dim(dim, x.dim(), op);
   std::array<Tensor, N> c;
@@ -172,6 +173,7 @@ Tensor log_softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim) {
 }
 
 Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps) {
+  detail::check_defined(x, "layer_norm");
   check<ShapeError>(normalized_ndim >= 1 && normalized_ndim <= x.dim(),
                     "layer_norm: cannot normalise the last {} dims of a tensor of shape {}", normalized_ndim, x.shape());
   check<ValueError>(eps >= 0 && std::isfinite(eps), "layer_norm: eps must be finite and >= 0, got {}", eps);

@@ -24,7 +24,7 @@ struct Rows {
 // (the bias gradient sums (B, S, E) over B and S, mean pooling (B, S, D) over S).
 Rows to_rows(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim, const char* op,
              bool blocks = false) {
-  check<DTypeError>(x.defined(), "{}: the input is undefined", op);
+  detail::check_defined(x, op);
   const int64_t nd = x.dim();
   std::vector<bool> reduced(std::max<int64_t>(nd, 1), dims_in.empty());
   for (int64_t d : dims_in) {

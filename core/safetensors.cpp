@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -182,6 +183,9 @@ Safetensors parse_safetensors(std::string_view bytes, const std::string& name) {
 Safetensors load_safetensors(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   check<ValueError>(bool(in), "load_safetensors: cannot open '{}'", path);
+  // A directory opens, then reads as 0 bytes: "too short for the header length" named the wrong problem.
+  check<ValueError>(!std::filesystem::is_directory(path), "load_safetensors: '{}' is a directory, expected a file",
+                    path);
   std::ostringstream ss;
   ss << in.rdbuf();
   return parse_safetensors(ss.str(), path);

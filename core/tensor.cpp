@@ -27,7 +27,10 @@ static int64_t sized_dim(int64_t d, int64_t ndim, const char* op) {
   return normalize_dim(d, ndim, op);
 }
 
-int64_t Tensor::size(int64_t d) const { return shape_[sized_dim(d, dim(), "size")]; }
+int64_t Tensor::size(int64_t d) const {
+  detail::check_defined(*this, "size");
+  return shape_[sized_dim(d, dim(), "size")];
+}
 
 bool Tensor::is_contiguous() const {
   if (numel_ == 0) return true;  // no element to misplace (and contiguous_strides gives size-0 dims stride 1)
@@ -43,7 +46,7 @@ bool Tensor::is_contiguous() const {
 template <class T>
 T* Tensor::data() const {
   DType want = std::is_same_v<T, float> ? f32 : std::is_same_v<T, double> ? f64 : std::is_same_v<T, bool> ? boolean : i64;
-  check<DTypeError>(defined(), "data: the tensor is undefined");
+  detail::check_defined(*this, "data", "the tensor");
   check<DTypeError>(dtype_ == want, "data: tensor has dtype {}, accessed as {}", dtype_, want);
   // A zero-size tensor has no buffer, yet a view of it may carry an offset: null + offset is undefined.
   T* base = static_cast<T*>(storage_->data);
@@ -55,6 +58,7 @@ template int64_t* Tensor::data<int64_t>() const;
 template bool* Tensor::data<bool>() const;
 
 double Tensor::item() const {
+  detail::check_defined(*this, "item");
   check<ValueError>(numel_ == 1, "item: expected a tensor with one element, got shape {}", shape_);
   return detail::dispatch(dtype_, [&](auto t) { return double(data<decltype(t)>()[0]); });
 }
@@ -116,6 +120,7 @@ static std::optional<Strides> view_strides(const Shape& old, const Strides& st, 
 }
 
 Tensor Tensor::view(const Shape& requested) const {
+  detail::check_defined(*this, "view");
   Shape shape = infer_shape(requested, numel_, shape_, "view");
   auto st = view_strides(shape_, strides_, shape);
   check<ShapeError>(st.has_value(), "view: cannot view a tensor of shape {} with strides ({}) as {}: use reshape",
@@ -124,12 +129,14 @@ Tensor Tensor::view(const Shape& requested) const {
 }
 
 Tensor Tensor::reshape(const Shape& requested) const {
+  detail::check_defined(*this, "reshape");
   Shape shape = infer_shape(requested, numel_, shape_, "reshape");
   if (auto st = view_strides(shape_, strides_, shape)) return Tensor(storage_, shape, *st, offset_, dtype_);
   return contiguous().view(shape);
 }
 
 Tensor Tensor::flatten(int64_t start, int64_t end) const {
+  detail::check_defined(*this, "flatten");
   if (dim() == 0) return reshape({1});
   start = normalize_dim(start, dim(), "flatten");
   end = normalize_dim(end, dim(), "flatten");
@@ -143,6 +150,7 @@ Tensor Tensor::flatten(int64_t start, int64_t end) const {
 }
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  detail::check_defined(*this, "transpose");
   d0 = normalize_dim(d0, dim(), "transpose");
   d1 = normalize_dim(d1, dim(), "transpose");
   if (dim() == 0) return *this;
@@ -153,6 +161,7 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
 }
 
 Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
+  detail::check_defined(*this, "permute");
   check<ShapeError>(int64_t(dims.size()) == dim(), "permute: got {} dims for a tensor of shape {}", dims.size(), shape_);
   Shape s(dims.size());
   Strides st(dims.size());
@@ -168,11 +177,13 @@ Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
 }
 
 Tensor Tensor::mT() const {
+  detail::check_defined(*this, "mT");
   check<ShapeError>(dim() >= 2, "mT: expected at least 2 dims, got shape {}", shape_);
   return transpose(-2, -1);
 }
 
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
+  detail::check_defined(*this, "slice");
   d = sized_dim(d, dim(), "slice");
   check<ValueError>(step > 0, "slice: step must be positive, got {}", step);
   int64_t n = shape_[d];
@@ -188,6 +199,7 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const 
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  detail::check_defined(*this, "narrow");
   d = sized_dim(d, dim(), "narrow");
   if (start < 0 && start >= -shape_[d]) start += shape_[d];
   check<IndexError>(start >= 0 && length >= 0 && start <= shape_[d] && length <= shape_[d] - start,
@@ -197,6 +209,7 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
+  detail::check_defined(*this, "select");
   d = sized_dim(d, dim(), "select");
   int64_t n = shape_[d];
   check<IndexError>(index >= -n && index < n, "select: index {} out of range for dim {} of size {}", index, d, n);
@@ -209,6 +222,7 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
+  detail::check_defined(*this, "unsqueeze");
   d = normalize_dim(d, dim() + 1, "unsqueeze");
   Shape s = shape_;
   Strides st = strides_;
@@ -219,6 +233,7 @@ Tensor Tensor::unsqueeze(int64_t d) const {
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
+  detail::check_defined(*this, "squeeze");
   if (dim() == 0) return *this;
   d = normalize_dim(d, dim(), "squeeze");
   if (shape_[d] != 1) return *this;
@@ -230,6 +245,7 @@ Tensor Tensor::squeeze(int64_t d) const {
 }
 
 Tensor Tensor::squeeze() const {
+  detail::check_defined(*this, "squeeze");
   Shape s;
   Strides st;
   for (int64_t d = 0; d < dim(); ++d)
@@ -238,6 +254,7 @@ Tensor Tensor::squeeze() const {
 }
 
 Tensor Tensor::expand(const Shape& shape) const {
+  detail::check_defined(*this, "expand");
   check<ShapeError>(shape.size() >= shape_.size(), "expand: cannot expand shape {} to {}: fewer dims", shape_, shape);
   size_t lead = shape.size() - shape_.size();
   Shape s(shape.size());
@@ -259,6 +276,7 @@ Tensor Tensor::expand(const Shape& shape) const {
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 
 Tensor Tensor::clone() const {
+  detail::check_defined(*this, "clone");
   Tensor out = empty(shape_, dtype_);
   out.copy_(*this);
   out.storage()->version = 0;
@@ -266,6 +284,7 @@ Tensor Tensor::clone() const {
 }
 
 Tensor Tensor::to(DType t) const {
+  detail::check_defined(*this, "to");
   if (t == dtype_) return *this;
   Tensor out = empty(shape_, t);
   out.copy_(*this);

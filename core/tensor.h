@@ -131,7 +131,8 @@ class Tensor {
 };
 
 // ---- factories ----
-/// Uninitialised contiguous tensor.
+/// Uninitialised contiguous tensor. ValueError for a negative size or a byte count past int64; Error (not
+/// std::bad_alloc) naming the bytes and shape when the memory cannot be had.
 Tensor empty(const Shape& shape, DType dtype = f32);
 Tensor zeros(const Shape& shape, DType dtype = f32);
 Tensor ones(const Shape& shape, DType dtype = f32);

@@ -30,6 +30,7 @@ Tensor unary_typed(const Tensor& x, F f) {
 
 template <class F>
 Tensor unary_float(const Tensor& x, const char* op, F f) {
+  detail::check_defined(x, op);
   return detail::dispatch_float(x.dtype(), op, [&](auto z) {
     using T = decltype(z);
     return unary_typed<T>(x, [&](T v) { return T(f(v)); });
@@ -38,6 +39,7 @@ Tensor unary_float(const Tensor& x, const char* op, F f) {
 
 template <class F>
 Tensor unary_arith(const Tensor& x, const char* op, F f) {
+  detail::check_defined(x, op);
   return detail::dispatch_arith(x.dtype(), op, [&](auto z) {
     using T = decltype(z);
     return unary_typed<T>(x, [&](T v) { return T(f(v)); });
@@ -81,7 +83,8 @@ Tensor unary_arith(const Tensor& x, const char* op, F f) {
 
 // An f32 kernel over x's elements in row-major order (other layouts are copied first: the loop is worth more
 // than the copy), threaded in chunks.
-Tensor map_f32(const Tensor& x, void (*kernel)(const float*, float*, int64_t)) {
+Tensor map_f32(const Tensor& x, const char* op, void (*kernel)(const float*, float*, int64_t)) {
+  detail::check_defined(x, op);
   const Tensor xc = x.contiguous();
   Tensor out = empty(x.shape(), f32);
   const float* px = xc.data<float>();
@@ -98,21 +101,21 @@ Tensor sign(const Tensor& x) { return unary_arith(x, "sign", [](auto v) { return
 // !(v <= 0) rather than v > 0: a NaN stays NaN, as in PyTorch, instead of becoming a healthy-looking 0.
 Tensor relu(const Tensor& x) { return unary_arith(x, "relu", [](auto v) { return !(v <= 0) ? v : decltype(v)(0); }); }
 Tensor exp(const Tensor& x) {
-  if (x.dtype() == f32) return map_f32(x, exp_kernel_f32);
+  if (x.dtype() == f32) return map_f32(x, "exp", exp_kernel_f32);
   return unary_float(x, "exp", [](auto v) { return std::exp(v); });
 }
 Tensor log(const Tensor& x) { return unary_float(x, "log", [](auto v) { return std::log(v); }); }
 Tensor sqrt(const Tensor& x) { return unary_float(x, "sqrt", [](auto v) { return std::sqrt(v); }); }
 Tensor rsqrt(const Tensor& x) { return unary_float(x, "rsqrt", [](auto v) { return 1 / std::sqrt(v); }); }
 Tensor tanh(const Tensor& x) {
-  if (x.dtype() == f32) return map_f32(x, tanh_kernel_f32);
+  if (x.dtype() == f32) return map_f32(x, "tanh", tanh_kernel_f32);
   return unary_float(x, "tanh", [](auto v) { return std::tanh(v); });
 }
 Tensor erf(const Tensor& x) { return unary_float(x, "erf", [](auto v) { return std::erf(v); }); }
 
 // Branch on the sign so that exp never overflows: for v < 0, e^v / (1 + e^v).
 Tensor sigmoid(const Tensor& x) {
-  if (x.dtype() == f32) return map_f32(x, sigmoid_kernel_f32);
+  if (x.dtype() == f32) return map_f32(x, "sigmoid", sigmoid_kernel_f32);
   return unary_float(x, "sigmoid", [](auto v) {
     using T = decltype(v);
     if (v >= 0) return T(1) / (T(1) + std::exp(-v));
@@ -122,7 +125,7 @@ Tensor sigmoid(const Tensor& x) {
 }
 
 Tensor gelu(const Tensor& x, bool tanh_approx) {
-  if (x.dtype() == f32) return map_f32(x, tanh_approx ? gelu_tanh_kernel_f32 : gelu_kernel_f32);
+  if (x.dtype() == f32) return map_f32(x, "gelu", tanh_approx ? gelu_tanh_kernel_f32 : gelu_kernel_f32);
   if (tanh_approx)
     return unary_float(x, "gelu", [](auto v) {
       const double k = 0.7978845608028654;  // sqrt(2 / pi)
@@ -132,6 +135,8 @@ Tensor gelu(const Tensor& x, bool tanh_approx) {
 }
 
 Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
+  detail::check_defined(dy, "gelu_backward", "dy");
+  detail::check_defined(x, "gelu_backward", "x");
   check<ShapeError>(dy.shape() == x.shape(), "gelu_backward: shapes differ: {} vs {}", dy.shape(), x.shape());
   check<DTypeError>(dy.dtype() == x.dtype(), "gelu_backward: dtypes differ: {} vs {}", dy.dtype(), x.dtype());
   const Tensor g = dy.contiguous(), xc = x.contiguous();
@@ -174,6 +179,7 @@ Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi
 }
 
 bool all_finite(const Tensor& x) {
+  detail::check_defined(x, "all_finite");
   if (!is_floating(x.dtype())) return true;
   return detail::dispatch_float(x.dtype(), "all_finite", [&](auto z) {
     using T = decltype(z);

@@ -289,4 +289,5 @@ TEST_CASE("safetensors: overlapping tensors and truncated data") {
                        Contains("data_offsets [0, 32] outside the 31 data bytes (truncated file?)"), ValueError);
   CHECK_THROWS_WITH_AS(load_safetensors("/nonexistent/x.safetensors"),
                        Contains("load_safetensors: cannot open '/nonexistent/x.safetensors'"), ValueError);
+  CHECK_THROWS_WITH_AS(load_safetensors("/"), "load_safetensors: '/' is a directory, expected a file", ValueError);
 }

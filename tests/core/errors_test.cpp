@@ -3,6 +3,8 @@
 // with their kernels' tests.
 #include <doctest/doctest.h>
 
+#include <functional>
+
 #include "core/error.h"
 #include "core/ops.h"
 #include "reference.h"
@@ -115,4 +117,43 @@ TEST_CASE("shape helpers: numel, contiguous strides, broadcasting and dim wrappi
   CHECK_THROWS_WITH_AS(normalize_dim(3, 3, "myop"), doctest::Contains("myop: dim 3 out of range for a 3-d tensor (expected [-3, 2])"),
                        IndexError);
   CHECK_THROWS_WITH_AS(normalize_dim(1, 0, "myop"), doctest::Contains("expected [-1, 0]"), IndexError);
+}
+
+// A default-constructed Tensor looks 0-d and empty, so ops used to report a wrong shape ("reshape: shape (2, 3) is
+// invalid for input of shape ()", "item: expected a tensor with one element, got shape ()"), or to return a view
+// with no storage (unsqueeze, expand), or an uninitialised 0-d tensor (zeros_like).
+TEST_CASE("ops given an undefined tensor say it is undefined, naming the op") {
+  const Tensor u, x = ones({2, 3}), idx = index_tensor({0}, {1});
+  struct Case {
+    const char* want;
+    std::function<void()> call;
+  };
+  const Case cases[] = {
+      {"reshape: the input is undefined", [&] { u.reshape({2, 3}); }},
+      {"view: the input is undefined", [&] { u.view({2}); }},
+      {"item: the input is undefined", [&] { u.item(); }},
+      {"size: the input is undefined", [&] { u.size(0); }},
+      {"transpose: the input is undefined", [&] { u.transpose(0, 1); }},
+      {"mT: the input is undefined", [&] { u.mT(); }},
+      {"unsqueeze: the input is undefined", [&] { u.unsqueeze(0); }},
+      {"expand: the input is undefined", [&] { u.expand({2, 3}); }},
+      {"select: the input is undefined", [&] { u.select(0, 0); }},
+      {"to: the input is undefined", [&] { u.to(f64); }},
+      {"index_select: the input is undefined", [&] { index_select(u, 0, idx); }},
+      {"index_select: the index is undefined", [&] { index_select(x, 0, u); }},
+      {"matmul: an operand is undefined", [&] { matmul(x, u); }},
+      {"exp: the input is undefined", [&] { exp(u); }},
+      {"where: the condition is undefined", [&] { where(u, x, x); }},
+      {"masked_fill: the mask is undefined", [&] { masked_fill(x, u, 0.0); }},
+      {"cat: a tensor is undefined", [&] { cat({x, u}, 0); }},
+      {"softmax: an input is undefined", [&] { softmax(u, 0); }},
+      {"zeros_like: the input is undefined", [&] { zeros_like(u); }},
+      {"copy_: the source is undefined", [&] { x.clone().copy_(u); }},
+      {"fill_: the input is undefined", [&] { Tensor(u).fill_(1.0); }},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.want);
+    CHECK_THROWS_WITH_AS(c.call(), doctest::Contains(fmt::format("{} (a default-constructed Tensor)", c.want).c_str()),
+                         DTypeError);
+  }
 }

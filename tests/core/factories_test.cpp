@@ -93,3 +93,11 @@ TEST_CASE("factory errors name the factory and the values") {
   CHECK_THROWS_WITH_AS(empty({INT64_MAX / 4, 2}, f64), doctest::Contains("empty: shape (2305843009213693951, 2) is too large"),
                        ValueError);
 }
+
+// 2^47 bytes is all of x86-64's user address space, so the mapping fails whatever the memory; it was a bare
+// std::bad_alloc, which the sentiment program printed as "error: std::bad_alloc" for d_model 1e12.
+TEST_CASE("a tensor too large for memory is an Error naming the bytes and the shape, not std::bad_alloc") {
+  CHECK_THROWS_WITH_AS(zeros({int64_t(1) << 45}),
+                       "empty: cannot allocate 140737488355328 bytes for shape (35184372088832,) of f32: out of memory",
+                       Error);
+}
