@@ -27,6 +27,26 @@ struct UnaryCase {
   bool positive_only;  // log, sqrt, rsqrt: inputs shifted into (0, ∞)
 };
 
+// The f32 ulp at |v|: the denormal step below FLT_MIN.
+double ulp_f32(double v) { return std::ldexp(1.0, std::max(std::ilogb(std::fabs(v)), -126) - 23); }
+
+// Calls f(x) for every `step`-th f32 from 0 up to the one with bits `max_bits`, then for their negatives: the
+// sweep the accuracy tests below run their f32 functions over.
+template <class F>
+void sweep_f32(uint32_t max_bits, uint32_t step, F f) {
+  for (uint32_t sign : {0u, 0x80000000u})
+    for (uint32_t b = 0; b <= max_bits; b += step) f(std::bit_cast<float>(b | sign));
+}
+
+// The largest error seen in a sweep, and where.
+struct Worst {
+  double err = 0;
+  float at = 0;
+  void see(float x, double e) {
+    if (e > err) err = e, at = x;
+  }
+};
+
 const UnaryCase kFloat[] = {
     {"neg", [](const Tensor& x) { return neg(x); }, [](double v) { return -v; }, false},
     {"abs", [](const Tensor& x) { return abs(x); }, [](double v) { return std::abs(v); }, false},
@@ -120,23 +140,18 @@ TEST_CASE("gelu matches closed-form values in both forms") {
 // The bounds are what the comments in core/fast_math.h promise; the worst over every f32 in [-16, 16] is 7.11
 // ulp (x = -11.026) and 3.74 ulp (x = -0.683).
 TEST_CASE("gelu_f32 is within 8 ulp of x·Φ(x) and gelu_grad_f32 within 4 ulp, left tail and denormals included") {
-  const auto ulp = [](double v) { return std::ldexp(1.0, std::max(std::ilogb(std::fabs(v)), -126) - 23); };
-  double worst = 0, worst_grad = 0;
-  float at = 0, at_grad = 0;
-  for (uint32_t sign : {0u, 0x80000000u})
-    for (uint32_t u = 0; u <= 0x41800000u; u += 61) {
-      const float x = std::bit_cast<float>(u | sign);
-      const double xd = x, cdf = 0.5 * std::erfc(-xd / std::numbers::sqrt2);
-      const double x_pdf = xd * std::exp(-0.5 * xd * xd) / std::sqrt(2 * std::numbers::pi);
-      const double want = xd * cdf, err = std::fabs(detail::gelu_f32(x) - want) / ulp(want);
-      if (err > worst) worst = err, at = x;
-      const double err_grad = std::fabs(detail::gelu_grad_f32(x) - (cdf + x_pdf)) / ulp(std::max(cdf, std::fabs(x_pdf)));
-      if (err_grad > worst_grad) worst_grad = err_grad, at_grad = x;
-    }
-  CAPTURE(at);
-  CAPTURE(at_grad);
-  CHECK(worst <= 8.0);
-  CHECK(worst_grad <= 4.0);
+  Worst worst, worst_grad;
+  sweep_f32(0x41800000u, 61, [&](float x) {
+    const double xd = x, cdf = 0.5 * std::erfc(-xd / std::numbers::sqrt2);
+    const double x_pdf = xd * std::exp(-0.5 * xd * xd) / std::sqrt(2 * std::numbers::pi);
+    const double want = xd * cdf;
+    worst.see(x, std::fabs(detail::gelu_f32(x) - want) / ulp_f32(want));
+    worst_grad.see(x, std::fabs(detail::gelu_grad_f32(x) - (cdf + x_pdf)) / ulp_f32(std::max(cdf, std::fabs(x_pdf))));
+  });
+  CAPTURE(worst.at);
+  CAPTURE(worst_grad.at);
+  CHECK(worst.err <= 8.0);
+  CHECK(worst_grad.err <= 4.0);
 }
 
 TEST_CASE("gelu_f32 and gelu_grad_f32 at zeros, infinities, NaN and past the clamp") {
@@ -161,18 +176,13 @@ TEST_CASE("gelu_f32 and gelu_grad_f32 at zeros, infinities, NaN and past the cla
 // The tanh form x/(1 + e^(-2u)) against the same formula in double, every 61st f32 with |x| ≤ 10: where u < 0
 // the rounding of u is amplified by |2u| in e^(-2u). PyTorch's f32 0.5x(1 + tanh u) is 0 below x ≈ -4.5.
 TEST_CASE("gelu's f32 tanh form is within 4·(1 + 2|u|) ulp of its formula, left tail included") {
-  double worst = 0;
-  float at = 0;
-  for (uint32_t sign : {0u, 0x80000000u})
-    for (uint32_t b = 0; b <= 0x41200000u; b += 61) {
-      const float x = std::bit_cast<float>(b | sign);
-      const double xd = x, u = 0.7978845608028654 * (xd + 0.044715 * xd * xd * xd), want = xd / (1 + std::exp(-2 * u));
-      const double ulp = std::ldexp(1.0, std::max(std::ilogb(std::fabs(want)), -126) - 23);
-      const double err = std::fabs(detail::gelu_tanh_f32(x) - want) / ulp / (u < 0 ? 1 - 2 * u : 1);
-      if (err > worst) worst = err, at = x;
-    }
-  CAPTURE(at);
-  CHECK(worst <= 4.0);
+  Worst worst;
+  sweep_f32(0x41200000u, 61, [&](float x) {
+    const double xd = x, u = 0.7978845608028654 * (xd + 0.044715 * xd * xd * xd), want = xd / (1 + std::exp(-2 * u));
+    worst.see(x, std::fabs(detail::gelu_tanh_f32(x) - want) / ulp_f32(want) / (u < 0 ? 1 - 2 * u : 1));
+  });
+  CAPTURE(worst.at);
+  CHECK(worst.err <= 4.0);
   CHECK(detail::gelu_tanh_f32(-8.0f) == doctest::Approx(-8 / (1 + std::exp(2 * 0.7978845608028654 * (8 + 0.044715 * 512))))
                                             .epsilon(1e-4));
   CHECK(std::isnan(detail::gelu_tanh_f32(NAN)));
@@ -239,17 +249,13 @@ TEST_CASE("sigmoid saturates at ±1000 without NaN or inf, and is accurate in th
 
 // Every 61st f32 with |x| ≤ 10 against tanh in double (0.5493 is where tanh_f32 changes formula).
 TEST_CASE("tanh_f32 is within 3 ulp of tanh, on both sides of its switch and in the tails") {
-  double worst = 0;
-  float at = 0;
-  for (uint32_t sign : {0u, 0x80000000u})
-    for (uint32_t b = 0; b <= 0x41200000u; b += 61) {
-      const float x = std::bit_cast<float>(b | sign);
-      const double want = std::tanh(double(x)), ulp = std::ldexp(1.0, std::max(std::ilogb(want), -126) - 23);
-      const double err = std::fabs(detail::tanh_f32(x) - want) / ulp;
-      if (err > worst) worst = err, at = x;
-    }
-  CAPTURE(at);
-  CHECK(worst <= 3.0);
+  Worst worst;
+  sweep_f32(0x41200000u, 61, [&](float x) {
+    const double want = std::tanh(double(x));
+    worst.see(x, std::fabs(detail::tanh_f32(x) - want) / ulp_f32(want));
+  });
+  CAPTURE(worst.at);
+  CHECK(worst.err <= 3.0);
   CHECK(detail::tanh_f32(INFINITY) == 1.0f);
   CHECK(detail::tanh_f32(-INFINITY) == -1.0f);
   CHECK(std::signbit(detail::tanh_f32(-0.0f)));
@@ -260,18 +266,15 @@ TEST_CASE("tanh_f32 is within 3 ulp of tanh, on both sides of its switch and in 
 // tested in normalize_test.cpp.
 TEST_CASE("sigmoid's f32 loop is within 3 ulp of 1/(1 + e^-x), both tails included") {
   std::vector<double> xs;
-  for (uint32_t sign : {0u, 0x80000000u})
-    for (uint32_t b = 0; b <= 0x42D00000u; b += 613) xs.push_back(std::bit_cast<float>(b | sign));
+  sweep_f32(0x42D00000u, 613, [&](float x) { xs.push_back(x); });
   const std::vector<float> got = sigmoid(tensor(xs)).to_vector<float>();
-  double worst = 0;
-  double at = 0;
+  Worst worst;
   for (size_t i = 0; i < xs.size(); ++i) {
     const double want = 1 / (1 + std::exp(-xs[i]));
-    const double ulp = std::ldexp(1.0, std::max(std::ilogb(want), -126) - 23);
-    if (std::fabs(got[i] - want) / ulp > worst) worst = std::fabs(got[i] - want) / ulp, at = xs[i];
+    worst.see(float(xs[i]), std::fabs(got[i] - want) / ulp_f32(want));
   }
-  CAPTURE(at);
-  CHECK(worst <= 3.0);
+  CAPTURE(worst.at);
+  CHECK(worst.err <= 3.0);
 }
 
 TEST_CASE("exp, log and sqrt at the edges of their domains") {
