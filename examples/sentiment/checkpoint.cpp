@@ -93,7 +93,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& c) {
   for (const EpochLog& e : c.log) log.push_back(epoch_json(e));
   std::map<std::string, std::string> meta = {
       {"format", kFormat}, {"version", kVersion}, {"config", c.config.dump()}, {"seed", fmt::format("{}", c.seed)},
-      {"data", c.data_fingerprint}, {"epoch", fmt::format("{}", c.epoch)}, {"step", fmt::format("{}", c.step)},
+      {"data", c.data_fingerprint}, {"data_path", c.data_path}, {"epoch", fmt::format("{}", c.epoch)}, {"step", fmt::format("{}", c.step)},
       {"lr_scale", fmt::format("{}", c.lr_scale)}, {"rollbacks", fmt::format("{}", c.rollbacks)},
       {"rng.default", c.default_rng}, {"rng.shuffle", c.shuffle_rng}, {"best_val", fmt::format("{}", c.best_val)},
       {"best_epoch", fmt::format("{}", c.best_epoch)}, {"log", log.dump()}};
@@ -112,6 +112,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   c.config = r.json("config");
   c.seed = r.integer<uint64_t>("seed");
   c.data_fingerprint = r.text("data");
+  if (auto it = file.metadata.find("data_path"); it != file.metadata.end()) c.data_path = it->second;  // absent before
   c.epoch = r.integer("epoch"), c.step = r.integer("step"), c.rollbacks = r.integer("rollbacks");
   c.lr_scale = r.real("lr_scale");
   c.default_rng = r.text("rng.default"), c.shuffle_rng = r.text("rng.shuffle");

@@ -17,6 +17,9 @@ struct Checkpoint {
   nlohmann::json config;         ///< the run's Config, vocab_size set (train.epochs may differ on resume)
   uint64_t seed = 0;
   std::string data_fingerprint;  ///< hash of the vocabulary and the encoded splits
+  /// The data file the run read (Data::path; empty when unknown, as in checkpoints written before it was
+  /// kept): `sentiment train --resume` reads it again unless --data is given.
+  std::string data_path;
   // Where it is.
   int64_t epoch = 0;             ///< epochs completed
   int64_t step = 0;              ///< optimizer steps taken: the position in the learning-rate schedule

@@ -1,6 +1,7 @@
 // Named configurations and their JSON round trip.
 #include "config.h"
 
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -38,6 +39,63 @@ Config config_by_name(const std::string& name) {
     return c;
   }
   throw tg::ValueError(fmt::format("unknown config '{}': expected 'reference' or 'default'", name));
+}
+
+// NaN fails every comparison, so each range check below also refuses it.
+void check_model_config(const ModelConfig& m) {
+  using tg::ValueError;
+  tg::check<ValueError>(m.max_len >= 1, "model: max_len must be >= 1, got {}", m.max_len);
+  tg::check<ValueError>(m.d_model >= 1, "model: d_model must be >= 1, got {}", m.d_model);
+  tg::check<ValueError>(m.num_heads >= 1, "model: num_heads must be >= 1, got {}", m.num_heads);
+  tg::check<ValueError>(m.d_model % m.num_heads == 0, "model: d_model {} is not divisible by num_heads {}", m.d_model,
+                        m.num_heads);
+  tg::check<ValueError>(m.num_layers >= 1, "model: num_layers must be >= 1, got {}", m.num_layers);
+  tg::check<ValueError>(m.dim_feedforward >= 1, "model: dim_feedforward must be >= 1, got {}", m.dim_feedforward);
+  tg::check<ValueError>(m.dropout >= 0 && m.dropout < 1, "model: dropout must be in [0, 1), got {}", m.dropout);
+  tg::check<ValueError>(m.activation == "relu" || m.activation == "gelu",
+                        "model: activation must be relu or gelu, got '{}'", m.activation);
+  tg::check<ValueError>(m.pooling == "mean" || m.pooling == "max", "model: pooling must be mean or max, got '{}'",
+                        m.pooling);
+  tg::check<ValueError>(m.positional == "learned" || m.positional == "none",
+                        "model: positional must be learned or none, got '{}'", m.positional);
+  tg::check<ValueError>(m.token_dropout >= 0 && m.token_dropout < 1, "model: token_dropout must be in [0, 1), got {}",
+                        m.token_dropout);
+  tg::check<ValueError>(std::isfinite(m.embedding_std) && m.embedding_std > 0,
+                        "model: embedding_std must be finite and > 0, got {}", m.embedding_std);
+  tg::check<ValueError>(m.num_classes >= 2, "model: num_classes must be >= 2, got {}", m.num_classes);
+  tg::check<ValueError>(m.ensemble >= 1, "model: ensemble must be >= 1, got {}", m.ensemble);
+}
+
+void check_train_config(const TrainConfig& t) {
+  using tg::ValueError;
+  tg::check<ValueError>(t.epochs >= 1 && t.epochs <= kMaxEpochs, "train: epochs must be in [1, {}], got {}", kMaxEpochs,
+                        t.epochs);
+  tg::check<ValueError>(t.batch_size >= 1, "train: batch_size must be >= 1, got {}", t.batch_size);
+  tg::check<ValueError>(t.optimizer == "adam" || t.optimizer == "adamw", "train: optimizer must be adam or adamw, got '{}'",
+                        t.optimizer);
+  tg::check<ValueError>(std::isfinite(t.lr) && t.lr >= 0, "train: lr must be finite and >= 0, got {}", t.lr);
+  tg::check<ValueError>(std::isfinite(t.weight_decay) && t.weight_decay >= 0,
+                        "train: weight_decay must be finite and >= 0, got {}", t.weight_decay);
+  tg::check<ValueError>(t.label_smoothing >= 0 && t.label_smoothing <= 1,
+                        "train: label_smoothing must be in [0, 1], got {}", t.label_smoothing);
+  tg::check<ValueError>(t.warmup_epochs >= 0 && t.warmup_epochs <= kMaxEpochs,  // as epochs: no overflow of steps
+                        "train: warmup_epochs must be in [0, {}], got {}", kMaxEpochs, t.warmup_epochs);
+  tg::check<ValueError>(t.schedule == "cosine" || t.schedule == "constant",
+                        "train: schedule must be cosine or constant, got '{}'", t.schedule);
+  tg::check<ValueError>(t.clip_grad_norm >= 0, "train: clip_grad_norm must be >= 0 (0: no clipping), got {}",
+                        t.clip_grad_norm);
+  tg::check<ValueError>(t.val_fraction >= 0 && t.val_fraction < 1, "train: val_fraction must be in [0, 1), got {}",
+                        t.val_fraction);
+  tg::check<ValueError>(t.min_freq >= 1, "train: min_freq must be >= 1, got {}", t.min_freq);
+  tg::check<ValueError>(t.ensemble_data == "shared" || t.ensemble_data == "folds",
+                        "train: ensemble_data must be shared or folds, got '{}'", t.ensemble_data);
+}
+
+void check_config(const Config& c) {
+  check_model_config(c.model);
+  check_train_config(c.train);
+  tg::check<tg::ValueError>(c.train.ensemble_data != "folds" || c.model.ensemble >= 2,
+                            "train: ensemble_data 'folds' needs an ensemble of >= 2 members, got {}", c.model.ensemble);
 }
 
 void to_json(nlohmann::json& j, const Config& c) {
@@ -100,6 +158,9 @@ void from_json(const nlohmann::json& j, Config& c) {
     for (const auto& [key, unused] : value.items())
       tg::check<tg::ValueError>(keys->second.count(key) > 0, "config: unknown key '{}.{}'", section, key);
   }
+  // j.value threw nlohmann's type_error for a name that is not a string, reported as "not valid JSON".
+  tg::check<tg::ValueError>(!j.contains("name") || j["name"].is_string(), "config: 'name' must be a string, got {}",
+                            j.contains("name") ? j["name"].dump() : "");
   c.name = j.value("name", "custom");
   ModelConfig& m = c.model;
   TrainConfig& t = c.train;

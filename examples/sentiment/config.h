@@ -58,6 +58,19 @@ struct Config {
   TrainConfig train;
 };
 
+/// The most epochs a TrainConfig may ask for: it keeps epochs × steps per epoch (the schedule's length) far
+/// from int64 overflow.
+inline constexpr int64_t kMaxEpochs = 1'000'000;
+
+/// ValueError naming the field ("model: max_len must be >= 1, got 0") for a model setting out of range or
+/// unknown; vocab_size is not checked (it comes from the vocabulary at training time). Checked before any
+/// layer is built, so that the message names the config field, not the layer that would trip on it.
+void check_model_config(const ModelConfig& m);
+/// The same for the training recipe ("train: lr must be finite and >= 0, got -1").
+void check_train_config(const TrainConfig& t);
+/// Both, and the settings that involve both (ensemble_data "folds" needs model.ensemble >= 2).
+void check_config(const Config& c);
+
 /// "reference" (the fixed configuration compared with other frameworks) or "default" (our best recipe).
 /// ValueError for another name.
 Config config_by_name(const std::string& name);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "checkpoint.h"
 #include "train.h"
@@ -58,23 +59,32 @@ int run_blas(bool suggest) {
   return 0;
 }
 
-// With --resume, the configuration and seed not given on the command line are the checkpoint's.
-void defaults_from_checkpoint(const TrainOptions& o, bool config_given, bool seed_given, Config& config, uint64_t& seed) {
-  if (!o.resume || (config_given && seed_given)) return;
-  const std::string path = (fs::path(o.out_dir) / "checkpoint.safetensors").string();
-  if (!fs::exists(path)) return;  // train names the problem
-  Checkpoint c = load_checkpoint(path);
-  if (!config_given) config = c.config.get<Config>();
-  if (!seed_given) seed = c.seed;
+// What --data, --config and --seed were, and whether each was given on the command line.
+struct RunInputs {
+  std::string data, config;
+  uint64_t seed = 0;
+  bool data_given = false, config_given = false, seed_given = false;
+};
+
+// With --resume, the data, configuration and seed not given on the command line are the checkpoint's: a
+// resumed run continues on what it started with (the checkpoint's data fingerprint refuses other data).
+void defaults_from_checkpoint(const TrainOptions& o, RunInputs& in, Config& config) {
+  if (!o.resume) return;
+  Checkpoint c = load_checkpoint(resume_checkpoint(o.out_dir));  // refused here, before the data is read
+  if (!in.config_given) config = c.config.get<Config>();
+  if (!in.seed_given) in.seed = c.seed;
+  if (!in.data_given && !c.data_path.empty()) in.data = c.data_path;  // empty in checkpoints from before it was kept
 }
 
-int run_train(const std::string& data, const std::string& config_name, bool config_given, int64_t epochs,
-              bool seed_given, TrainOptions o, bool skip_malformed) {
+int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed) {
   print_blas();
-  Config config = load_config(config_name);
-  defaults_from_checkpoint(o, config_given, seed_given, config, o.seed);
+  Config config = load_config(in.config);
+  defaults_from_checkpoint(o, in, config);
+  o.seed = in.seed;
+  const std::string& data = in.data;
   check_binary(config, "config '" + config.name + "'");
   if (epochs > 0) config.train.epochs = epochs;
+  check_config(config);  // before the data is read
   Data d = prepare_data(data, config, o.seed, {.skip_malformed = skip_malformed});
   if (skip_malformed) fmt::print("data {}: skipped {} malformed lines\n", data, d.num_skipped);
   fmt::print("data {}: {} training, {} validation, {} test sentences; vocabulary {} tokens\n", data, d.train.size(),
@@ -131,7 +141,10 @@ int run_eval(const std::string& dir, const std::string& data, const std::string&
 
 std::vector<std::string> texts_or_stdin(std::vector<std::string> texts) {
   if (texts.empty())
-    for (std::string line; std::getline(std::cin, line);) texts.push_back(line);
+    for (std::string line; std::getline(std::cin, line);) {
+      if (line.ends_with('\r')) line.pop_back();  // a CRLF file: the CR is not part of the sentence
+      texts.push_back(line);
+    }
   for (size_t i = 0; i < texts.size(); ++i)  // numbered, so that a blank line in a long stdin can be found
     tg::check<tg::ValueError>(texts[i].find_first_not_of(" \t\r\n") != std::string::npos,
                               "predict: sentence {} of {} is empty", i + 1, texts.size());
@@ -187,6 +200,16 @@ int run_attend(const std::string& dir, const std::string& text, const std::strin
   return 0;
 }
 
+// More threads than cores is allowed (as torch.set_num_threads allows it) but only slows the kernels down:
+// the threads take turns on the cores. Said on stderr, so that predict's stdout stays one line per sentence.
+void set_threads(int n) {
+  tg::set_num_threads(n);
+  const unsigned cores = std::thread::hardware_concurrency();  // 0 when unknown
+  if (cores > 0 && unsigned(n) > cores)
+    fmt::print(stderr, "warning: --threads {} is more than the {} cores of this machine: the threads will take turns "
+               "on them, which is slower, not faster\n", n, cores);
+}
+
 // A validator for a whole number >= min. CLI11's PositiveNumber and NonNegativeNumber said "Value 0 not in
 // range 0.000000 to 179769313486231570814527...", also for "abc", and an unsigned option took "-1" as 2^64 - 1.
 template <class T>
@@ -212,7 +235,6 @@ int main(int argc, char** argv) {
   int threads = 0;
   bool skip = false;
   std::vector<std::string> texts;
-  app.add_option("--threads", threads, "threads for kernels and BLAS (default: all cores)")->check(whole_number(1));
   auto* train = app.add_subcommand("train", "train a classifier and write a model directory");
   train->add_option("--data", data, "TSV/CSV with text and label columns")->capture_default_str();
   train->add_option("--config", config, "reference | default | path to a config.json")->capture_default_str();
@@ -224,8 +246,8 @@ int main(int argc, char** argv) {
   TrainOptions topt;
   std::string resume_dir, on_nonfinite = "stop";
   train->add_option("--resume", resume_dir, "continue the run in this model directory from its checkpoint.safetensors "
-                    "(written after every epoch); --config and --seed default to the checkpoint's and must match it, "
-                    "--epochs may extend the run")->excludes(out_opt);
+                    "(written after every epoch); --data, --config and --seed default to the checkpoint's and must "
+                    "match it, --epochs may extend the run")->excludes(out_opt);
   train->add_option("--on-nonfinite", on_nonfinite, "when a step's loss or gradient is NaN or inf: stop (with the "
                     "epoch, step and value), or rollback to the last checkpoint with a lower learning rate")
       ->check(CLI::IsMember({"stop", "rollback"}))->capture_default_str();
@@ -250,13 +272,20 @@ int main(int argc, char** argv) {
   auto* blas = app.add_subcommand("blas", "which BLAS kernels run, checked against a plain product");
   bool suggest = false;
   blas->add_flag("--suggest", suggest, "print only the OPENBLAS_CORETYPE to set, if the current core is a slow fallback");
+  // Before or after the subcommand: `sentiment --threads 2 train` and `sentiment train --threads 2`.
+  for (CLI::App* a : {&app, train, eval, predict, attend, blas})
+    a->add_option("--threads", threads, fmt::format("threads for kernels and BLAS, at most {} (default: all cores; "
+                  "more than the cores is allowed, as torch.set_num_threads allows it, with a warning)", tg::kMaxThreads))
+        ->check(whole_number(1));
   CLI11_PARSE(app, argc, argv);
   try {
-    if (threads > 0) tg::set_num_threads(threads);
+    if (threads > 0) set_threads(threads);
     if (*train) {
-      topt.out_dir = resume_dir.empty() ? out : resume_dir, topt.resume = !resume_dir.empty(), topt.seed = seed;
+      topt.out_dir = resume_dir.empty() ? out : resume_dir, topt.resume = !resume_dir.empty();
       topt.on_nonfinite = on_nonfinite == "rollback" ? OnNonFinite::rollback : OnNonFinite::stop;
-      return run_train(data, config, train->count("--config") > 0, epochs, train->count("--seed") > 0, topt, skip);
+      return run_train({.data = data, .config = config, .seed = seed, .data_given = train->count("--data") > 0,
+                        .config_given = train->count("--config") > 0, .seed_given = train->count("--seed") > 0},
+                       epochs, topt, skip);
     }
     if (*eval) return run_eval(model, data, logits);
     if (*predict) return run_predict(model, texts);

@@ -6,9 +6,14 @@
 namespace sentiment {
 namespace {
 
+// The config, checked before any layer is built from it: a bad value is named by its field (max_len 0 was
+// reported by the position Embedding).
+const ModelConfig& checked(const ModelConfig& c) {
+  check_model_config(c);
+  return c;
+}
+
 tg::nn::EncoderOptions encoder_options(const ModelConfig& c) {
-  tg::check<tg::ValueError>(c.activation == "relu" || c.activation == "gelu",
-                            "model: activation must be relu or gelu, got '{}'", c.activation);
   return {.layer = {.d_model = c.d_model, .num_heads = c.num_heads, .dim_feedforward = c.dim_feedforward,
                     .dropout = c.dropout,
                     .activation = c.activation == "gelu" ? tg::nn::Activation::gelu : tg::nn::Activation::relu,
@@ -20,20 +25,12 @@ tg::nn::EncoderOptions encoder_options(const ModelConfig& c) {
 }  // namespace
 
 Network::Network(const ModelConfig& c)
-    : config_(c),
+    : config_(checked(c)),
       token_embedding_({.num_embeddings = c.vocab_size, .embedding_dim = c.d_model, .padding_idx = 0}),
       position_embedding_({.num_embeddings = c.max_len, .embedding_dim = c.d_model}),
       dropout_(c.dropout),
       encoder_(encoder_options(c)),
       classifier_({.in_features = c.d_model, .out_features = c.num_classes}) {
-  tg::check<tg::ValueError>(c.pooling == "mean" || c.pooling == "max", "model: pooling must be mean or max, got '{}'",
-                            c.pooling);
-  tg::check<tg::ValueError>(c.positional == "learned" || c.positional == "none",
-                            "model: positional must be learned or none, got '{}'", c.positional);
-  tg::check<tg::ValueError>(c.token_dropout >= 0 && c.token_dropout < 1, "model: token_dropout must be in [0, 1), got {}",
-                            c.token_dropout);
-  tg::check<tg::ValueError>(c.num_classes >= 2, "model: num_classes must be >= 2, got {}", c.num_classes);
-  tg::check<tg::ValueError>(c.embedding_std > 0, "model: embedding_std must be > 0, got {}", c.embedding_std);
   if (c.embedding_std != 1.0)
     for (tg::nn::Embedding* e : {&token_embedding_, &position_embedding_}) {
       tg::Tensor w = e->weight().value();  // shares the parameter's storage
@@ -79,8 +76,7 @@ std::vector<tg::Variable> Network::attention(const tg::Tensor& tokens, const tg:
   return encoder_.forward_with_attention(embed(tokens), {.key_padding_mask = pad_mask}).attention;
 }
 
-Classifier::Classifier(const ModelConfig& c) : config_(c) {
-  tg::check<tg::ValueError>(c.ensemble >= 1, "model: ensemble must be >= 1, got {}", c.ensemble);
+Classifier::Classifier(const ModelConfig& c) : config_(checked(c)) {
   for (int64_t k = 0; k < c.ensemble; ++k) members_.push_back(std::make_unique<Network>(c));
   if (c.ensemble > 1) {
     for (auto& m : members_) member_list_.append(*m);

@@ -15,7 +15,8 @@ namespace sentiment {
 /// One network: the layers above, with PyTorch-style parameter names ("token_embedding.weight", ...).
 class Network : public tg::nn::Layer {
  public:
-  /// ValueError for a config the layers refuse (e.g. d_model not divisible by num_heads, vocab_size < 2).
+  /// ValueError for a config check_model_config refuses (naming the field), or a vocab_size the token
+  /// Embedding refuses (< 1).
   explicit Network(const ModelConfig& config);
   /// tokens (B, S) i64, pad_mask (B, S) bool (true at padding) -> logits (B, num_classes).
   tg::Variable forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask);
@@ -24,6 +25,7 @@ class Network : public tg::nn::Layer {
   std::string type_name() const override { return "SentimentNetwork"; }
 
  private:
+  using Layer::forward;  // the unary one, which throws: hidden on purpose (clang's -Woverloaded-virtual)
   tg::Variable embed(tg::Tensor tokens);                                      // (B, S, d_model)
   tg::Variable pool(const tg::Variable& h, const tg::Tensor& pad_mask) const;  // (B, d_model)
 
@@ -39,7 +41,7 @@ class Network : public tg::nn::Layer {
 /// probabilities are averaged (a deep ensemble: Lakshminarayanan et al., NeurIPS 2017).
 class Classifier : public tg::nn::Layer {
  public:
-  /// ValueError for a config the layers refuse, or ensemble < 1.
+  /// ValueError as Network's (ensemble < 1 included).
   explicit Classifier(const ModelConfig& config);
   /// tokens (B, S) i64, pad_mask (B, S) bool (true at padding) -> logits (B, num_classes): one network's,
   /// or for an ensemble log(mean_k softmax(logits_k)), whose softmax is the members' mean probability.
@@ -57,6 +59,7 @@ class Classifier : public tg::nn::Layer {
   const ModelConfig& config() const { return config_; }
 
  private:
+  using Layer::forward;  // the unary one, which throws: hidden on purpose (clang's -Woverloaded-virtual)
   ModelConfig config_;
   std::vector<std::unique_ptr<Network>> members_;
   tg::nn::LayerList member_list_;  // registered as "members" when there are several

@@ -14,6 +14,13 @@
 namespace sentiment {
 namespace fs = std::filesystem;
 
+std::string resume_checkpoint(const std::string& out_dir) {
+  const std::string path = (fs::path(out_dir) / "checkpoint.safetensors").string();
+  tg::check<tg::ValueError>(fs::is_regular_file(path), "resume: no checkpoint in '{}' (no {}); `sentiment train --out {}` "
+                            "writes one after every epoch", out_dir, path, out_dir);
+  return path;
+}
+
 Data prepare_data(const std::string& path, const Config& config, uint64_t seed, const ReadOptions& read_options) {
   int64_t num_skipped = 0;
   Split split = split_reference(read_examples(path, read_options, &num_skipped));
@@ -26,6 +33,7 @@ Data prepare_data(const std::string& path, const Config& config, uint64_t seed, 
   const int64_t L = config.model.max_len;
   d.train = encode_all(train, d.vocab, L), d.val = encode_all(val, d.vocab, L), d.test = encode_all(split.test, d.vocab, L);
   d.num_skipped = num_skipped;
+  d.path = fs::absolute(path).string();
   return d;
 }
 
@@ -34,7 +42,6 @@ namespace {
 std::unique_ptr<tg::optim::Optimizer> make_optimizer(const TrainConfig& t, const std::vector<tg::Variable>& params) {
   if (t.optimizer == "adam")
     return std::make_unique<tg::optim::Adam>(params, tg::optim::AdamOptions{.lr = t.lr, .weight_decay = t.weight_decay});
-  tg::check<tg::ValueError>(t.optimizer == "adamw", "train: optimizer must be adam or adamw, got '{}'", t.optimizer);
   return std::make_unique<tg::optim::AdamW>(params, tg::optim::AdamWOptions{.lr = t.lr, .weight_decay = t.weight_decay});
 }
 
@@ -171,7 +178,8 @@ double validation_accuracy(Run& r) {
 }
 
 Checkpoint snapshot(const Run& r) {
-  return {.config = r.config, .seed = r.options.seed, .data_fingerprint = r.fingerprint, .epoch = r.epoch,
+  return {.config = r.config, .seed = r.options.seed, .data_fingerprint = r.fingerprint,
+          .data_path = r.data.path, .epoch = r.epoch,
           .step = r.step, .lr_scale = r.lr_scale, .rollbacks = r.rollbacks,
           .default_rng = tg::default_generator().get_state(), .shuffle_rng = r.shuffle_gen.get_state(),
           .model = r.model.state_dict(), .optimizer = r.opt->state_dict(), .best_val = r.best_val,
@@ -206,8 +214,8 @@ void check_resumable(const Run& r, const Checkpoint& c) {
     throw tg::ValueError(fmt::format("resume: {} is of another configuration{}", r.checkpoint_path, shown));
   }
   tg::check<tg::ValueError>(c.data_fingerprint == r.fingerprint, "resume: {} was trained on other data (another file, "
-                            "split or vocabulary): data fingerprint {} there, {} here", r.checkpoint_path,
-                            c.data_fingerprint, r.fingerprint);
+                            "split or vocabulary{}): data fingerprint {} there, {} here", r.checkpoint_path,
+                            c.data_path.empty() ? "" : "; it read " + c.data_path, c.data_fingerprint, r.fingerprint);
   tg::check<tg::ValueError>(c.epoch <= r.config.train.epochs, "resume: {} has {} epochs done, more than the {} asked for",
                             r.checkpoint_path, c.epoch, r.config.train.epochs);
 }
@@ -324,10 +332,7 @@ void finish_epoch(Run& r, EpochLog e, std::ofstream& metrics) {
 // Starts the run (checkpoint of epoch 0, for a rollback in the first epoch) or continues it from its checkpoint.
 void start(Run& r) {
   if (!r.options.resume) return save_checkpoint(r.checkpoint_path, snapshot(r));
-  tg::check<tg::ValueError>(fs::exists(r.checkpoint_path), "resume: no checkpoint in '{}' (no {}); `sentiment train "
-                            "--out {}` writes one after every epoch", r.options.out_dir, r.checkpoint_path,
-                            r.options.out_dir);
-  Checkpoint c = load_checkpoint(r.checkpoint_path);
+  Checkpoint c = load_checkpoint(resume_checkpoint(r.options.out_dir));
   check_resumable(r, c);
   restore(r, c);
   if (r.options.verbose)
@@ -356,29 +361,16 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
   tg::check<tg::ValueError>(options.max_rollbacks >= 0, "train: max_rollbacks must be >= 0, got {}",
                             options.max_rollbacks);
   tg::check<tg::ValueError>(!options.out_dir.empty(), "train: no output directory given");
+  check_config(config);
   const TrainConfig& t = config.train;
-  tg::check<tg::ValueError>(t.batch_size >= 1, "train: batch_size must be >= 1, got {}", t.batch_size);
-  // The bound keeps epochs × steps per epoch (the schedule's length) far from int64 overflow.
-  tg::check<tg::ValueError>(t.epochs >= 1 && t.epochs <= kMaxEpochs, "train: epochs must be in [1, {}], got {}",
-                            kMaxEpochs, t.epochs);
-  tg::check<tg::ValueError>(t.schedule == "cosine" || t.schedule == "constant",
-                            "train: schedule must be cosine or constant, got '{}'", t.schedule);
-  tg::check<tg::ValueError>(t.val_fraction >= 0 && t.val_fraction < 1, "train: val_fraction must be in [0, 1), got {}",
-                            t.val_fraction);
-  tg::check<tg::ValueError>(t.clip_grad_norm >= 0, "train: clip_grad_norm must be >= 0 (0: no clipping), got {}",
-                            t.clip_grad_norm);
-  tg::check<tg::ValueError>(t.warmup_epochs >= 0, "train: warmup_epochs must be >= 0, got {}", t.warmup_epochs);
   // Checked before the first epoch, not when the test metrics are computed after the last one.
   tg::check<tg::ValueError>(!data.train.empty() && !data.test.empty(), "train: {} training and {} test sentences; "
                             "need at least one of each (the test split holds every 5th sentence of each source)",
                             data.train.size(), data.test.size());
   tg::check<tg::ValueError>(data.vocab.size() > 2, "train: the vocabulary holds only <pad> and <unk>: no training "
                             "token occurs min_freq = {} times", t.min_freq);
-  tg::check<tg::ValueError>(t.ensemble_data == "shared" || t.ensemble_data == "folds",
-                            "train: ensemble_data must be shared or folds, got '{}'", t.ensemble_data);
   if (t.ensemble_data == "folds") {
     const int64_t k = config.model.ensemble;
-    tg::check<tg::ValueError>(k >= 2, "train: ensemble_data 'folds' needs an ensemble of >= 2 members, got {}", k);
     tg::check<tg::ValueError>(t.val_fraction == 0 && data.val.empty(), "train: ensemble_data 'folds' validates each "
                               "member on its own fold; val_fraction must be 0, got {} ({} validation sentences)",
                               t.val_fraction, data.val.size());
@@ -388,6 +380,7 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
   tg::manual_seed(options.seed);
   config.model.vocab_size = data.vocab.size();
   tg::AnomalyGuard anomaly(options.detect_anomaly || tg::anomaly_mode_enabled());
+  if (options.resume) resume_checkpoint(options.out_dir);  // before creating out_dir (it may be a file)
   Run r(config, data, options);
   try {
     fs::create_directories(options.out_dir);
@@ -414,9 +407,13 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
 
 LoadedModel load_model(const std::string& dir) {
   const fs::path d(dir);
-  for (const char* f : {"config.json", "vocab.txt", "model.safetensors"})
+  for (const char* f : {"config.json", "vocab.txt", "model.safetensors"}) {
     tg::check<tg::ValueError>(fs::exists(d / f), "model directory '{}' has no {} (train one with `sentiment train "
                               "--out {}`)", dir, f, dir);
+    // A directory opens as a stream that fails on the first read ("basic_filebuf::underflow error").
+    tg::check<tg::ValueError>(!fs::is_directory(d / f), "model directory '{}': {} is a directory, expected a file",
+                              dir, f);
+  }
   LoadedModel m;
   try {
     std::ifstream in(d / "config.json");

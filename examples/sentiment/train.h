@@ -19,6 +19,7 @@ struct Data {
   Vocab vocab;
   std::vector<Encoded> train, val, test;
   int64_t num_skipped = 0;  // malformed lines skipped (ReadOptions::skip_malformed)
+  std::string path;         // the file read, made absolute (prepare_data); kept in the checkpoint for --resume
 };
 /// Reads `path`, splits it (reference split; validation carved from training with `seed`), builds the
 /// vocabulary from the training part only, and encodes everything.
@@ -57,17 +58,16 @@ struct TrainOptions {
   std::function<bool(const EpochLog&)> on_epoch_end = nullptr;
 };
 
-/// The most epochs train accepts.
-inline constexpr int64_t kMaxEpochs = 1'000'000;
+/// The checkpoint a run in `out_dir` resumes from (out_dir/checkpoint.safetensors); ValueError naming both
+/// when there is none.
+std::string resume_checkpoint(const std::string& out_dir);
 
 /// Trains a classifier on data.train (or continues one, `resume`) and writes the model directory
 /// `options.out_dir` (created if needed): model.safetensors, vocab.txt, config.json, metrics.jsonl,
 /// learning_curve.svg, and checkpoint.safetensors after every epoch (and before the first). Deterministic
 /// per seed: a resumed run ends with the same weights and metrics as an uninterrupted one. ValueError for
-/// a bad option, a batch_size < 1, epochs outside [1, kMaxEpochs], warmup_epochs < 0, a schedule other
-/// than constant or cosine, val_fraction outside [0, 1), no training or no test sentences, or
-/// ensemble_data "folds" without an ensemble, with validation sentences or with fewer training sentences
-/// than folds; tg::Error for a NaN/inf step (see OnNonFinite) or a failed write.
+/// a bad option, a config check_config refuses (naming the field), no training or no test sentences, or
+/// ensemble_data "folds" with validation sentences or with fewer training sentences than folds; tg::Error for a NaN/inf step (see OnNonFinite) or a failed write.
 TrainResult train(Config config, const Data& data, const TrainOptions& options);
 /// The same with default options.
 inline TrainResult train(Config config, const Data& data, const std::string& out_dir, uint64_t seed,

@@ -23,6 +23,7 @@ Checkpoint sample_checkpoint(int64_t epoch, float weight) {
   c.config = {{"name", "sample"}};
   c.seed = ~uint64_t(0);  // the largest seed survives
   c.data_fingerprint = "0123456789abcdef";
+  c.data_path = "/data/sentences.tsv";
   c.epoch = epoch, c.step = 6 * epoch, c.lr_scale = 0.1 * 0.1 * 0.1, c.rollbacks = 3;  // not a short decimal
   c.default_rng = gen.get_state(), c.shuffle_rng = tg::Generator(4).get_state();
   c.model = {{"w", tg::full({64, 64}, weight)}};
@@ -63,6 +64,7 @@ TEST_CASE("a checkpoint reads back bit-exact: tensors, counters, generator state
   CHECK(r.config == c.config);
   CHECK(r.seed == c.seed);
   CHECK(r.data_fingerprint == c.data_fingerprint);
+  CHECK(r.data_path == "/data/sentences.tsv");
   CHECK(r.epoch == 2);
   CHECK(r.step == 12);
   CHECK(r.lr_scale == c.lr_scale);
@@ -78,6 +80,18 @@ TEST_CASE("a checkpoint reads back bit-exact: tensors, counters, generator state
   CHECK(r.log[0].train_loss == c.log[0].train_loss);
   CHECK(r.log[0].lr == c.log[0].lr);
   CHECK(std::isnan(r.log[0].val_accuracy));
+}
+
+TEST_CASE("a checkpoint written before data_path was kept loads with an empty data_path") {
+  TempDir tmp;
+  const std::string path = (tmp.path / "checkpoint.safetensors").string();
+  save_checkpoint(path, sample_checkpoint(1, 0.5f));
+  tg::Safetensors old = tg::load_safetensors(path);
+  REQUIRE(old.metadata.erase("data_path") == 1);
+  tg::save_safetensors(path, old.tensors, old.metadata);
+  Checkpoint r = load_checkpoint(path);
+  CHECK(r.data_path.empty());
+  CHECK(r.epoch == 1);
 }
 
 TEST_CASE("load_checkpoint refuses a model file and a missing file, naming the path") {

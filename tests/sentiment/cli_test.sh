@@ -42,9 +42,14 @@ expect() {
 
 expect 0 "model written to run/" train --data data.tsv --config tiny.json --epochs 1 --out run
 [[ -f run/checkpoint.safetensors ]] || fail "no run/checkpoint.safetensors"
-expect 0 "resuming from run/checkpoint.safetensors: 1 of 2 epochs done" train --data data.tsv --resume run --epochs 2
+# No --data: the checkpoint's (it used to be the default data set, refused as other data).
+expect 0 "resuming from run/checkpoint.safetensors: 1 of 2 epochs done" train --resume run --epochs 2
 [[ $(wc -l <run/metrics.jsonl) == 2 ]] || fail "metrics.jsonl should hold epochs 1 and 2"
+sed 's/great/fine/' data.tsv >other.tsv
+expect 1 "data.tsv): data fingerprint" train --data other.tsv --resume run --epochs 3
 expect 1 "error: resume: no checkpoint in 'nowhere'" train --data data.tsv --resume nowhere
+! grep -q "^data " out.txt || fail "train --resume read the data before finding no checkpoint"
+expect 1 "error: resume: no checkpoint in 'data.tsv'" train --resume data.tsv  # not "cannot create data.tsv"
 expect 1 "error: resume: run/checkpoint.safetensors was trained with seed 0, not 5" train --data data.tsv --resume run --seed 5
 expect 1 "error: train: loss is nan at epoch 1, step 2" train --data data.tsv --config absurd.json --out bad
 expect 1 "stopped: all 1 rollbacks used" train --data data.tsv --config absurd.json --out bad --on-nonfinite rollback \
@@ -63,6 +68,15 @@ expect 1 "error: train: schedule must be cosine or constant, got 'Cosine'" train
   --out bad
 sed 's/"val_fraction": 0.2/"val_fraction": -0.5/' tiny.json >val.json
 expect 1 "error: train: val_fraction must be in [0, 1), got -0.5" train --data data.tsv --config val.json --out bad
+# Model fields are checked with the config, naming the field, before any layer (max_len 0 was an Embedding error).
+sed 's/"max_len": 12/"max_len": 0/' tiny.json >maxlen.json
+expect 1 "error: model: max_len must be >= 1, got 0" train --data data.tsv --config maxlen.json --out bad
+sed 's/"num_heads": 2/"num_heads": 3/' tiny.json >heads.json
+expect 1 "error: model: d_model 8 is not divisible by num_heads 3" train --data data.tsv --config heads.json --out bad
+sed 's/"dropout": 0.1/"dropout": -0.1/' tiny.json >dropout.json
+expect 1 "error: model: dropout must be in [0, 1), got -0.1" train --data data.tsv --config dropout.json --out bad
+config -0.002 >lr.json
+expect 1 "error: train: lr must be finite and >= 0, got -0.002" train --data data.tsv --config lr.json --out bad
 sed 's/"num_classes": 2/"num_classes": 3/' tiny.json >three.json
 expect 1 "error: config 'tiny': model.num_classes must be 2 (labels 0 = negative, 1 = positive), got 3" \
   train --data data.tsv --config three.json --out bad
@@ -71,6 +85,8 @@ expect 1 "error: config 'confdir' is a directory, expected a JSON file" train --
 { cat data.tsv; printf 'no label here\n'; } >messy.tsv
 expect 0 "data messy.tsv: skipped 1 malformed lines" train --data messy.tsv --config tiny.json --epochs 1 --out messy \
   --skip-malformed
+cp -r run dirconf && rm dirconf/config.json && mkdir dirconf/config.json
+expect 1 "error: model directory 'dirconf': config.json is a directory, expected a file" predict --model dirconf "good"
 head -5 data.tsv >four.tsv
 expect 1 "error: eval: 'four.tsv' holds no test sentences" eval --model run --data four.tsv
 expect 1 "error: train: cannot create the output directory 'data.tsv/sub'" train --data data.tsv --config tiny.json \
@@ -78,6 +94,13 @@ expect 1 "error: train: cannot create the output directory 'data.tsv/sub'" train
 expect 1 "training and 0 test sentences; need at least one of each" train --data four.tsv --config tiny.json --out bad
 printf 'good film\n\ndull film\n' >three.txt
 expect 1 "error: predict: sentence 2 of 3 is empty" predict --model run <three.txt
+printf 'good film\r\ndull film\r\n' >crlf.txt
+expect 0 "dull film" predict --model run <crlf.txt
+! grep -q $'\r' out.txt || fail "predict echoed the CR of a CRLF line"
+# --threads after the subcommand too; more than the cores warns.
+expect 0 "threads: 2" blas --threads 2
+cores=$(getconf _NPROCESSORS_ONLN)
+expect 0 "warning: --threads $((cores + 1)) is more than the $cores cores" blas --threads $((cores + 1))
 # Longer than max_len (12): predict and attend say that the model reads only the first 12 tokens.
 long="$(printf 'great %.0s' $(seq 20))"
 expect 0 "predict: sentence 1 of 1 has 20 tokens; the model reads the first 12" predict --model run "$long"

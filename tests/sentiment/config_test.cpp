@@ -2,10 +2,13 @@
 // and its classification metrics on hand-made confusion matrices.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "config.h"
+#include "model.h"
 #include "report.h"
 #include "core/error.h"
 
@@ -133,6 +136,49 @@ TEST_CASE("Config from JSON refuses an unknown key or section, so a misspelt one
   j["model"] = 3;
   CHECK_THROWS_WITH_AS(j.get<Config>(), "config: 'model' must be an object, got number", tg::ValueError);
   CHECK_THROWS_WITH_AS(nlohmann::json::array().get<Config>(), "config: expected a JSON object, got array", tg::ValueError);
+  j = config_by_name("reference");
+  j["name"] = 3;  // was nlohmann's type_error, which the program reported as "not valid JSON"
+  CHECK_THROWS_WITH_AS(j.get<Config>(), "config: 'name' must be a string, got 3", tg::ValueError);
+}
+
+// max_len 0 was reported by the position Embedding ("Embedding: num_embeddings ..."), d_model 10 with 4 heads by
+// MultiHeadAttention, and a negative lr, weight_decay or label_smoothing only once training began, if at all.
+TEST_CASE("check_config names the field of a model or train setting out of range, before any layer is built") {
+  struct Case {
+    const char* want;
+    std::function<void(Config&)> set;
+  };
+  const Case cases[] = {
+      {"model: max_len must be >= 1, got 0", [](Config& c) { c.model.max_len = 0; }},
+      {"model: d_model 10 is not divisible by num_heads 4", [](Config& c) { c.model.d_model = 10; }},
+      {"model: num_heads must be >= 1, got 0", [](Config& c) { c.model.num_heads = 0; }},
+      {"model: num_layers must be >= 1, got 0", [](Config& c) { c.model.num_layers = 0; }},
+      {"model: dim_feedforward must be >= 1, got -1", [](Config& c) { c.model.dim_feedforward = -1; }},
+      {"model: dropout must be in [0, 1), got -0.1", [](Config& c) { c.model.dropout = -0.1; }},
+      {"model: dropout must be in [0, 1), got nan", [](Config& c) { c.model.dropout = NAN; }},
+      {"model: embedding_std must be finite and > 0, got inf", [](Config& c) { c.model.embedding_std = INFINITY; }},
+      {"model: activation must be relu or gelu, got 'tanh'", [](Config& c) { c.model.activation = "tanh"; }},
+      {"train: lr must be finite and >= 0, got -0.001", [](Config& c) { c.train.lr = -1e-3; }},
+      {"train: weight_decay must be finite and >= 0, got -1", [](Config& c) { c.train.weight_decay = -1; }},
+      {"train: label_smoothing must be in [0, 1], got 1.5", [](Config& c) { c.train.label_smoothing = 1.5; }},
+      {"train: warmup_epochs must be in [0, 1000000], got 4611686018427387904",
+       [](Config& c) { c.train.warmup_epochs = int64_t(1) << 62; }},  // × steps per epoch overflowed
+      {"train: min_freq must be >= 1, got 0", [](Config& c) { c.train.min_freq = 0; }},
+      {"train: optimizer must be adam or adamw, got 'sgd'", [](Config& c) { c.train.optimizer = "sgd"; }},
+      {"train: ensemble_data 'folds' needs an ensemble of >= 2 members, got 1", [](Config& c) { c.model.ensemble = 1; }},
+  };
+  for (const Case& k : cases) {
+    CAPTURE(k.want);
+    Config c = config_by_name("default");
+    c.model.vocab_size = 10;
+    k.set(c);
+    CHECK_THROWS_WITH_AS(check_config(c), k.want, tg::ValueError);
+    if (std::string(k.want).starts_with("model:"))  // the model refuses it with the same message
+      CHECK_THROWS_WITH_AS(Classifier{c.model}, k.want, tg::ValueError);
+  }
+  Config ok = config_by_name("default");
+  CHECK_NOTHROW(check_config(ok));
+  CHECK_NOTHROW(check_config(config_by_name("reference")));
 }
 
 // Model directories written before embedding_std existed were trained with N(0, 1) embeddings.

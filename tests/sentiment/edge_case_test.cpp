@@ -57,7 +57,8 @@ TEST_CASE("train refuses a batch_size, epochs or warmup_epochs out of range befo
   bad = c, bad.train.epochs = 0;
   CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: epochs must be in [1, 1000000], got 0", tg::ValueError);
   bad = c, bad.train.warmup_epochs = -3;
-  CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: warmup_epochs must be >= 0, got -3", tg::ValueError);
+  CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: warmup_epochs must be in [0, 1000000], got -3",
+                       tg::ValueError);
   bad = c, bad.train.clip_grad_norm = -1;
   CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: clip_grad_norm must be >= 0 (0: no clipping), got -1",
                        tg::ValueError);

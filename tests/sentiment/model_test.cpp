@@ -130,7 +130,8 @@ TEST_CASE("embedding_std scales the initial token and position embeddings (N(0, 
   }
   ModelConfig c = tiny();
   c.embedding_std = 0;
-  CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("embedding_std must be > 0, got 0"), tg::ValueError);
+  CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("model: embedding_std must be finite and > 0, got 0"),
+                       tg::ValueError);
 }
 
 TEST_CASE("an ensemble names its members' parameters members.K and averages their class probabilities") {
