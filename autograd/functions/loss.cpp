@@ -59,7 +59,9 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
   Tensor per = tg::gather(logp, 1, safe).squeeze(1) * wt * -(1 - eps);  // gathered: a -inf logit elsewhere stays out
   if (eps > 0) per = per - tg::sum(logp * w, {1}) * valid * (eps / double(C));
   per = per / D;
-  const Tensor loss = o.reduction == Reduction::none ? per.reshape(target.shape()) : tg::sum(per);
+  Tensor loss = o.reduction == Reduction::none ? per.reshape(target.shape()) : tg::sum(per);
+  // The mean over no rows is 0/0, NaN, as PyTorch's and nll_loss's are; the sum of no terms above was 0.
+  if (N == 0 && o.reduction == Reduction::mean) loss = full({}, NAN, z.dtype());
   // Σ_c a_ic, without forming a: valid_i·(ε/C)·Σ w / D + (1-ε)·w[t_i] / D.
   const Tensor a_sum = (valid * (eps / double(C) / D * tg::sum(w).item()) + wt * ((1 - eps) / D)).unsqueeze(1);
   const bool none = o.reduction == Reduction::none;

@@ -100,6 +100,18 @@ TEST_CASE("nll_loss ignores -inf log-probabilities it does not pick") {
   CHECK(logp.grad().to_vector<double>() == std::vector<double>{0, -1, -1, 0});
 }
 
+// cross_entropy summed the per-row terms after dividing each by the weight total, so no rows gave 0, not 0/0.
+TEST_CASE("cross_entropy and nll_loss of an empty batch are NaN under mean and 0 under sum, as in PyTorch") {
+  const Variable logits(zeros({0, 3}), true);
+  const Tensor none = index_tensor({}, {0});
+  CHECK(std::isnan(nn::cross_entropy(logits, none).item()));
+  CHECK(std::isnan(nn::cross_entropy(logits, none, {.label_smoothing = 0.1}).item()));
+  CHECK(std::isnan(nn::nll_loss(logits, none).item()));
+  CHECK(nn::cross_entropy(logits, none, {.reduction = Reduction::sum}).item() == 0);
+  nn::cross_entropy(logits, none).backward();
+  CHECK(logits.grad().shape() == Shape{0, 3});
+}
+
 TEST_CASE("losses name a label out of range with the class count") {
   const Variable logits(zeros({2, 3}));
   CHECK_THROWS_WITH_AS(nn::nll_loss(logits, index_tensor({0, 3}, {2})),
