@@ -28,6 +28,7 @@ Tensor empty(const Shape& shape, DType dtype) {
 }
 
 Tensor full(const Shape& shape, double value, DType dtype) {
+  check_representable(value, dtype, "full");  // else fill_ names itself
   Tensor t = empty(shape, dtype);
   t.fill_(value);
   t.storage()->version = 0;

@@ -200,7 +200,7 @@ TEST_CASE("non-finite or out-of-range hyper-parameters are refused, naming the v
 
 // An i64 or bool element cannot hold NaN, inf or 1e30: converting those is undefined behaviour in C++.
 TEST_CASE("a value an integer dtype cannot hold is refused, naming it") {
-  CHECK_THROWS_WITH_AS(full({2}, NAN, i64), Contains("fill_: value nan does not fit dtype i64"), ValueError);
+  CHECK_THROWS_WITH_AS(full({2}, NAN, i64), Contains("full: value nan does not fit dtype i64"), ValueError);
   CHECK_THROWS_WITH_AS(full({2}, 1e30, i64), Contains("value 1e+30 does not fit dtype i64"), ValueError);
   CHECK_THROWS_WITH_AS(scalar_tensor(-INFINITY, i64), Contains("value -inf does not fit dtype i64"), ValueError);
   CHECK(std::isnan((index_tensor({1, 2}, {2}) + NAN).to_vector<float>()[1]));  // promoted to f32, as in PyTorch
