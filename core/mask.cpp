@@ -74,13 +74,13 @@ DropoutResult dropout(const Tensor& x, double p, Generator* gen) {
   // (1-p)·2^64. At p = 0 and p = 1 nothing is drawn (all kept, all dropped).
   const uint64_t threshold = p > 0 ? uint64_t(std::ldexp(1 - p, 64)) : 0;
   uint64_t* kw = reinterpret_cast<uint64_t*>(keep.data<int64_t>());
-  for (int64_t k = 0; k < keep.numel(); ++k) {
-    const int64_t end = std::min<int64_t>(64, n - k * 64);
-    uint64_t w = 0;
-    if (p == 0) w = end == 64 ? ~uint64_t(0) : (uint64_t(1) << end) - 1;
-    else if (p < 1)
-      for (int64_t j = 0; j < end; ++j) w |= uint64_t(g.next() < threshold) << j;
-    kw[k] = w;
+  if (p > 0 && p < 1) {
+    g.bits_below(threshold, kw, n);
+  } else {
+    for (int64_t k = 0; k < keep.numel(); ++k) {
+      const int64_t end = std::min<int64_t>(64, n - k * 64);
+      kw[k] = p == 1 ? 0 : end == 64 ? ~uint64_t(0) : (uint64_t(1) << end) - 1;
+    }
   }
   double scale_used = 0;
   detail::dispatch_float(x.dtype(), "dropout", [&](auto z) {

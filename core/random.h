@@ -21,6 +21,10 @@ class Generator {
     s_[2] ^= s_[0], s_[3] ^= s_[1], s_[1] ^= s_[2], s_[0] ^= s_[3], s_[2] ^= t, s_[3] = rotl(s_[3], 45);
     return result;
   }
+  /// The next n draws as bits packed 64 to a word: bit i of words[i / 64] is next() < threshold for draw i
+  /// (bits above n in the last word are 0). The same bits and final state as n calls of next(); long runs
+  /// draw 8 lanes at once, each started at its place in the stream by a jump (core/random.cpp).
+  void bits_below(uint64_t threshold, uint64_t* words, int64_t n);
   /// Uniform in [0, 1) with 53 random bits.
   double uniform();
   /// Standard normal (Box-Muller on two uniforms; no cached second value, so state is simple).

@@ -130,6 +130,26 @@ TEST_CASE("bernoulli at p = 0, p = 1 and in between, in each dtype") {
   CHECK(bernoulli({3}, 0.0, i64, &g).to_vector<int64_t>() == std::vector<int64_t>{0, 0, 0});
 }
 
+// bits_below draws long runs in 8 lanes started by jumps along the stream: every bit, and the state it leaves,
+// must be those of drawing one at a time. Sizes around the blocks (8 lanes × 2048 draws and up), with a tail.
+TEST_CASE("bits_below gives the bits and the final state of one next() per draw") {
+  for (int64_t n : {0, 1, 63, 64, 65, 16383, 16384, 16385, 3 * 16384 + 77, 300001}) {
+    for (uint64_t threshold : {uint64_t(1) << 63, uint64_t(0xE666666666666800)}) {  // p = 0.5, 0.1
+      CAPTURE(n);
+      CAPTURE(threshold);
+      Generator fast(11), slow(11);
+      std::vector<uint64_t> got(size_t((n + 63) / 64) + 1, 0xDEADBEEF), want(got.size(), 0xDEADBEEF);
+      fast.bits_below(threshold, got.data(), n);
+      for (int64_t i = 0; i < n; ++i) want[size_t(i / 64)] &= ~(uint64_t(1) << (i % 64));  // clear, then set
+      for (int64_t k = 0; k * 64 < n; ++k) want[size_t(k)] = 0;
+      for (int64_t i = 0; i < n; ++i) want[size_t(i / 64)] |= uint64_t(slow.next() < threshold) << (i % 64);
+      CHECK(got == want);  // the word after the last is untouched
+      CHECK(fast.next() == slow.next());
+      CHECK(fast.get_state() == slow.get_state());
+    }
+  }
+}
+
 TEST_CASE("randperm is a permutation of 0..n-1, and shuffles") {
   Generator g(8);
   Tensor p = randperm(1000, &g);
