@@ -107,6 +107,10 @@ Variable layer_norm(const Variable& x, int64_t normalized_ndim, const Variable& 
 /// and the row `padding_idx` (if >= 0) gets none. IndexError naming an index outside [0, V) or a
 /// padding_idx outside [-1, V).
 Variable embedding(const Variable& weight, const Tensor& indices, int64_t padding_idx = -1);
+/// Sums of rows of weight (V, D) in bags: indices (..., N) i64 -> (..., D), y[...] = Σ_n weight[indices[..., n]]
+/// with entries equal to padding_idx (if >= 0) left out. PyTorch's nn.EmbeddingBag (mode "sum") without the
+/// (..., N, D) copy that embedding + sum makes. IndexError naming an index outside [0, V).
+Variable embedding_bag(const Variable& weight, const Tensor& indices, int64_t padding_idx = -1);
 /// Entries of x at `index` along dim (see tg::index_select); the gradient adds up at repeated indices.
 Variable index_select(const Variable& x, int64_t dim, const Tensor& index);
 /// Inverted dropout (Srivastava et al. 2014): zeroes with probability p and scales the rest by 1/(1-p) in

@@ -1,5 +1,6 @@
-// Indexing and joining: index_select / index_add (embedding lookup and its gradient), gather /
-// scatter_add (picking one logit per row and its gradient), cat and stack. Every index is checked.
+// Indexing and joining: index_select / index_add (embedding lookup and its gradient), embedding bags (sums
+// of looked-up rows and their gradient), gather / scatter_add (picking one logit per row and its gradient),
+// cat and stack. Every index is checked.
 #include "core/kernel_util.h"
 #include "core/ops.h"
 
@@ -100,7 +101,55 @@ void for_each_gathered(const Tensor& x, int64_t dim, const Tensor& index, const 
   }
 }
 
+// Checks of an embedding bag's (M, N) index against V rows; its entries, row-major.
+std::vector<int64_t> bag_indices(const Tensor& index, int64_t V, int64_t padding_idx, const char* op) {
+  check<ShapeError>(index.dim() == 2, "{}: index must be (M, N), got {}", op, index.shape());
+  check<IndexError>(padding_idx >= -1 && padding_idx < V, "{}: padding_idx {} is out of range for {} rows (-1 = none)",
+                    op, padding_idx, V);
+  return checked_indices(index, V, op);
+}
+
 }  // namespace
+
+// A row added per (bag, entry) straight into the bag's output row: the (M, N, D) rows are never copied out,
+// which for sub-word n-grams (N ~ 30) would be the largest activation of the model.
+Tensor embedding_bag_sum(const Tensor& weight, const Tensor& index, int64_t padding_idx) {
+  check<ShapeError>(weight.dim() == 2, "embedding_bag_sum: weight must be (V, D), got {}", weight.shape());
+  const int64_t V = weight.size(0), D = weight.size(1);
+  const std::vector<int64_t> idx = bag_indices(index, V, padding_idx, "embedding_bag_sum");
+  const int64_t M = index.size(0), N = index.size(1);
+  Tensor w = weight.contiguous(), out = zeros({M, D}, weight.dtype());
+  detail::dispatch_arith(weight.dtype(), "embedding_bag_sum", [&](auto z) {
+    using T = decltype(z);
+    const T* pw = w.data<T>();
+    T* po = out.data<T>();
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n)
+        if (const int64_t r = idx[size_t(m * N + n)]; r != padding_idx)
+          for (int64_t d = 0; d < D; ++d) po[m * D + d] += pw[r * D + d];
+  });
+  return out;
+}
+
+Tensor embedding_bag_sum_backward(const Tensor& dy, const Tensor& index, int64_t num_embeddings, int64_t padding_idx) {
+  check<ShapeError>(dy.dim() == 2 && index.dim() == 2 && dy.size(0) == index.size(0),
+                    "embedding_bag_sum_backward: dy must be (M, D) for index (M, N): {} vs {}", dy.shape(), index.shape());
+  check<ValueError>(num_embeddings >= 1, "embedding_bag_sum_backward: num_embeddings must be >= 1, got {}",
+                    num_embeddings);
+  const std::vector<int64_t> idx = bag_indices(index, num_embeddings, padding_idx, "embedding_bag_sum_backward");
+  const int64_t M = index.size(0), N = index.size(1), D = dy.size(1);
+  Tensor g = dy.contiguous(), out = zeros({num_embeddings, D}, dy.dtype());
+  detail::dispatch_arith(dy.dtype(), "embedding_bag_sum_backward", [&](auto z) {
+    using T = decltype(z);
+    const T* pg = g.data<T>();
+    T* po = out.data<T>();
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n)
+        if (const int64_t r = idx[size_t(m * N + n)]; r != padding_idx)
+          for (int64_t d = 0; d < D; ++d) po[r * D + d] += pg[m * D + d];
+  });
+  return out;
+}
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   detail::check_defined(x, "gather");

@@ -149,6 +149,11 @@ LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& xhat, const T
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
 /// A copy of x with source's slices added at `index` along `dim` (repeated indices accumulate).
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
+/// Sums of rows in bags: out[m] = Σ_n weight[index[m, n]] over the n with index[m, n] != padding_idx.
+/// weight (V, D), index (M, N) i64 -> (M, D), without an (M, N, D) copy (PyTorch's EmbeddingBag, mode sum).
+Tensor embedding_bag_sum(const Tensor& weight, const Tensor& index, int64_t padding_idx);
+/// Its adjoint: (num_embeddings, D) zeros with dy[m] (M, D) added at every row index[m, n] != padding_idx.
+Tensor embedding_bag_sum_backward(const Tensor& dy, const Tensor& index, int64_t num_embeddings, int64_t padding_idx);
 /// out[..i..] = x[..index[..i..]..] along `dim`; index has x's ndim and sizes ≤ x's off `dim`.
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 /// A copy of x with source added at the positions `index` names along `dim` (the adjoint of gather).

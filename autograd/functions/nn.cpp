@@ -1,5 +1,5 @@
 // Differentiable functions of neural networks, fused where the composition would be unstable or wasteful:
-// softmax, log_softmax, layer_norm, embedding / index_select, dropout and cross_entropy.
+// softmax, log_softmax, layer_norm, embedding / embedding_bag / index_select, dropout and cross_entropy.
 #include <cmath>
 #include <limits>
 
@@ -14,6 +14,15 @@ Variable index_select_backward(const Variable& src, const Shape& shape, int64_t 
   Tensor out = index_add(zeros(shape, src.dtype()), dim, index, src.value());
   return record("index_select_backward", out, {src}, [dim, index](const Variable& d, const Variable&) -> Grads {
     return {index_select(d, dim, index)};
+  });
+}
+
+// The adjoint of embedding_bag: (V, D) zeros with each bag's row of d added at its entries. Its own adjoint
+// is embedding_bag again.
+Variable embedding_bag_backward(const Variable& d, const Tensor& bags, int64_t V, int64_t padding_idx) {
+  Tensor out = embedding_bag_sum_backward(d.value(), bags, V, padding_idx);
+  return record("embedding_bag_backward", out, {d}, [bags, padding_idx](const Variable& dw, const Variable&) -> Grads {
+    return {embedding_bag(dw, bags, padding_idx)};
   });
 }
 
@@ -95,6 +104,23 @@ Variable embedding(const Variable& weight, const Tensor& indices, int64_t paddin
     Variable rows = dy.reshape({-1, D});
     if (padding_idx >= 0) rows = masked_fill(rows, eq(flat, double(padding_idx)).unsqueeze(1), 0.0);
     return {index_select_backward(rows, {V, D}, 0, flat)};
+  });
+}
+
+// y[m] = Σ_n W[i[m, n]] over the entries that are not padding.  dW[r] = Σ_{(m, n): i[m, n] = r} dy[m].
+Variable embedding_bag(const Variable& weight, const Tensor& indices, int64_t padding_idx) {
+  check<ShapeError>(weight.dim() == 2, "embedding_bag: weight must be (num_embeddings, embedding_dim), got {}",
+                    weight.shape());
+  check<DTypeError>(indices.dtype() == i64, "embedding_bag: indices must be i64, got {}", indices.dtype());
+  check<ShapeError>(indices.dim() >= 1 && indices.size(-1) >= 1, "embedding_bag: indices must be (..., N) with N >= 1, "
+                    "got {}", indices.shape());
+  const int64_t V = weight.size(0), D = weight.size(1);
+  Tensor bags = indices.reshape({indices.numel() / indices.size(-1), indices.size(-1)});  // (M, N)
+  Shape out_shape = indices.shape();
+  out_shape.back() = D;
+  Tensor y = embedding_bag_sum(weight.value(), bags, padding_idx).reshape(out_shape);
+  return record("embedding_bag", y, {weight}, [bags, V, D, padding_idx](const Variable& dy, const Variable&) -> Grads {
+    return {embedding_bag_backward(dy.reshape({-1, D}), bags, V, padding_idx)};
   });
 }
 

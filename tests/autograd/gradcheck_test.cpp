@@ -104,6 +104,10 @@ const std::vector<GradCase>& cases() {
       {"index_select_backward", {{4, 3}},
        [](const Inputs& x) { return index_select(x[0], 1, index_tensor({2, 2}, {2})); }},
       {"embedding", {{5, 3}}, [](const Inputs& x) { return embedding(x[0], index_tensor({1, 4, 1, 0}, {2, 2})); }},  // repeats add up
+      {"embedding_bag", {{5, 3}},  // (2, 2, 3) bags: repeats add up, padding row 0 left out
+       [](const Inputs& x) { return embedding_bag(x[0], index_tensor({1, 4, 1, 0, 0, 0, 2, 2, 3, 4, 4, 0}, {2, 2, 3}), 0); }},
+      {"embedding_bag_backward", {{5, 3}},  // no padding; gradgradcheck runs the backward forward
+       [](const Inputs& x) { return embedding_bag(x[0], index_tensor({3, 3, 1, 0, 2, 4}, {3, 2})); }},
       {"dropout", {{3, 4}}, [](const Inputs& x) {
          Generator gen(3);  // a fresh generator per call: the same mask in every evaluation
          return dropout(x[0], 0.5, true, &gen);
@@ -153,6 +157,7 @@ TEST_CASE("second derivatives match finite differences for the core families") {
   const std::set<std::string> second = {"mul", "div", "exp", "log", "tanh", "sigmoid", "gelu", "pow", "sum", "mean",
                                         "var", "logsumexp", "matmul", "softmax", "log_softmax", "layer_norm",
                                         "cross_entropy", "sqrt", "erf", "slice", "index_select", "embedding",
+                                        "embedding_bag", "embedding_bag_backward",
                                         "scaled_dot_product_attention", "relu", "dropout"};
   for (const GradCase& c : cases()) {
     if (!second.count(c.name)) continue;

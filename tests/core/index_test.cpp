@@ -1,5 +1,6 @@
 // Indexing and joining against loops over multi-indices: index_select / index_add (repeated indices
-// accumulate), gather / scatter_add (checked as adjoints), cat and stack, and the errors that name the
+// accumulate), embedding bags (sums of rows, padding left out, and their adjoint), gather / scatter_add
+// (checked as adjoints), cat and stack, and the errors that name the
 // offending index and the size it had to fit.
 #include <doctest/doctest.h>
 
@@ -68,6 +69,38 @@ TEST_CASE("index_add is the adjoint of index_select") {
   double lhs = sum(mul(index_select(x, 2, idx), y)).item();
   double rhs = sum(mul(x, index_add(zeros_like(x), 2, idx, y))).item();
   CHECK(lhs == doctest::Approx(rhs).epsilon(1e-12));
+}
+
+TEST_CASE("embedding_bag_sum adds each bag's rows, leaving out padding_idx; from a transposed weight") {
+  Tensor w = tensor({1, 2, 10, 20, 100, 200, 1000, 2000}, {4, 2}, f64);
+  Tensor bags = index_tensor({1, 3, 1, 0, 2, 0, 0, 0, 0}, {3, 3});  // row 1 twice; a bag of padding only
+  check_tensor(embedding_bag_sum(w, bags, 0), {3, 2}, {1020, 2040, 100, 200, 0, 0});
+  check_tensor(embedding_bag_sum(w, bags, -1), {3, 2}, {1020, 2040, 102, 204, 3, 6});  // row 0 counted
+  Tensor wt = tensor({1, 10, 100, 1000, 2, 20, 200, 2000}, {2, 4}).mT();  // (4, 2), strided
+  check_tensor(embedding_bag_sum(wt, bags, 0), {3, 2}, {1020, 2040, 100, 200, 0, 0});
+}
+
+TEST_CASE("embedding_bag_sum_backward adds each bag's dy at its rows and is the adjoint of embedding_bag_sum") {
+  Tensor bags = index_tensor({1, 3, 1, 0, 2, 0}, {2, 3});
+  Tensor dy = tensor({1, 2, 10, 20}, {2, 2}, f64);
+  check_tensor(embedding_bag_sum_backward(dy, bags, 4, 0), {4, 2}, {0, 0, 2, 4, 10, 20, 1, 2});  // row 0 left out
+  // <embedding_bag_sum(w, i), y> == <w, embedding_bag_sum_backward(y, i)> for any w, y
+  Tensor w = tensor(sample(8, 1.0, 1), {4, 2}, f64), y = tensor(sample(4, 1.0, 2), {2, 2}, f64);
+  double lhs = sum(mul(embedding_bag_sum(w, bags, 0), y)).item();
+  double rhs = sum(mul(w, embedding_bag_sum_backward(y, bags, 4, 0))).item();
+  CHECK(lhs == doctest::Approx(rhs).epsilon(1e-12));
+}
+
+TEST_CASE("embedding_bag_sum names an index or padding_idx out of range and an index that is not (M, N)") {
+  Tensor w = zeros({4, 2});
+  CHECK_THROWS_WITH_AS(embedding_bag_sum(w, index_tensor({1, 4}, {1, 2}), 0),
+                       doctest::Contains("embedding_bag_sum: index 4 is out of range [0, 4)"), IndexError);
+  CHECK_THROWS_WITH_AS(embedding_bag_sum(w, index_tensor({1, 2}, {1, 2}), 4),
+                       doctest::Contains("padding_idx 4 is out of range for 4 rows"), IndexError);
+  CHECK_THROWS_WITH_AS(embedding_bag_sum(w, index_tensor({1, 2}, {2}), 0), doctest::Contains("must be (M, N), got (2,)"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(embedding_bag_sum_backward(zeros({3, 2}), index_tensor({1, 2}, {1, 2}), 4, 0),
+                       doctest::Contains("(3, 2) vs (1, 2)"), ShapeError);
 }
 
 TEST_CASE("gather picks along a dim by a same-rank index, from any layout") {
