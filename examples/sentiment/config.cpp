@@ -64,6 +64,8 @@ void check_model_config(const ModelConfig& m) {
                         "model: embedding_std must be finite and > 0, got {}", m.embedding_std);
   tg::check<ValueError>(m.num_classes >= 2, "model: num_classes must be >= 2, got {}", m.num_classes);
   tg::check<ValueError>(m.ensemble >= 1, "model: ensemble must be >= 1, got {}", m.ensemble);
+  tg::check<ValueError>(m.subword_buckets >= 0 && m.subword_buckets <= (int64_t(1) << 24),
+                        "model: subword_buckets must be in [0, 2^24] (0 = off), got {}", m.subword_buckets);
 }
 
 void check_train_config(const TrainConfig& t) {
@@ -106,7 +108,8 @@ void to_json(nlohmann::json& j, const Config& c) {
                   {"num_heads", m.num_heads}, {"num_layers", m.num_layers}, {"dim_feedforward", m.dim_feedforward},
                   {"dropout", m.dropout}, {"activation", m.activation}, {"norm_first", m.norm_first},
                   {"pooling", m.pooling}, {"positional", m.positional}, {"token_dropout", m.token_dropout},
-                  {"embedding_std", m.embedding_std}, {"num_classes", m.num_classes}, {"ensemble", m.ensemble}}},
+                  {"embedding_std", m.embedding_std}, {"num_classes", m.num_classes}, {"ensemble", m.ensemble},
+                  {"subword_buckets", m.subword_buckets}}},
        {"train", {{"epochs", t.epochs}, {"batch_size", t.batch_size}, {"optimizer", t.optimizer}, {"lr", t.lr},
                   {"weight_decay", t.weight_decay}, {"label_smoothing", t.label_smoothing},
                   {"warmup_epochs", t.warmup_epochs}, {"schedule", t.schedule},
@@ -121,7 +124,7 @@ namespace {
 const std::map<std::string, std::set<std::string>> kKeys = {
     {"model", {"vocab_size", "max_len", "d_model", "num_heads", "num_layers", "dim_feedforward", "dropout",
                "activation", "norm_first", "pooling", "num_classes", "positional", "token_dropout", "embedding_std",
-               "ensemble"}},
+               "ensemble", "subword_buckets"}},
     {"train", {"epochs", "batch_size", "optimizer", "lr", "weight_decay", "label_smoothing", "warmup_epochs",
                "schedule", "clip_grad_norm", "val_fraction", "keep_best", "min_freq", "ensemble_data"}}};
 
@@ -172,6 +175,7 @@ void from_json(const nlohmann::json& j, Config& c) {
   read(j, "model", "num_classes", m.num_classes);
   read(j, "model", "positional", m.positional), read(j, "model", "token_dropout", m.token_dropout);
   read_optional(j, "model", "embedding_std", m.embedding_std), read_optional(j, "model", "ensemble", m.ensemble);
+  read_optional(j, "model", "subword_buckets", m.subword_buckets);
   read(j, "train", "epochs", t.epochs), read(j, "train", "batch_size", t.batch_size);
   read(j, "train", "optimizer", t.optimizer), read(j, "train", "lr", t.lr);
   read(j, "train", "weight_decay", t.weight_decay), read(j, "train", "label_smoothing", t.label_smoothing);

@@ -29,6 +29,9 @@ struct ModelConfig {
   /// Independently initialised networks, each trained on its own loss over the same batches, whose class
   /// probabilities are averaged (a deep ensemble); K of them cost K times the time per epoch.
   int64_t ensemble = 1;
+  /// Sub-word features (fastText): with B > 0 buckets, each token's input vector is the mean of its word
+  /// embedding and the embeddings of its hashed character 3- to 5-grams (subword.h); 0 = off.
+  int64_t subword_buckets = 0;
 };
 
 /// How to train it.

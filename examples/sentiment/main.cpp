@@ -104,6 +104,11 @@ int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed)
   return 0;
 }
 
+// The examples as model `m` reads them: truncated to its max_len, with its sub-word buckets.
+std::vector<Encoded> encode_for(const LoadedModel& m, const std::vector<Example>& examples) {
+  return encode_all(examples, m.vocab, m.config.model.max_len, m.config.model.subword_buckets);
+}
+
 // One line per sentence, in order: its logits as decimal text with 9 significant digits, which give back
 // the exact f32 values (for comparing with another implementation, e.g. pytorch_check.py).
 void write_logits(Classifier& model, const std::vector<Encoded>& data, const std::string& path) {
@@ -111,7 +116,7 @@ void write_logits(Classifier& model, const std::vector<Encoded>& data, const std
   model.eval();
   std::ofstream f(path);
   for (const Batch& b : make_batches(data, 128, false, nullptr)) {
-    tg::Tensor logits = model.forward(b.tokens, b.pad_mask).value();  // (B, C)
+    tg::Tensor logits = model.forward(b.tokens, b.pad_mask, b.subwords).value();  // (B, C)
     std::vector<float> v = logits.to_vector<float>();
     for (int64_t r = 0; r < logits.size(0); ++r) {
       auto row = v.begin() + r * logits.size(1);
@@ -125,7 +130,7 @@ int run_eval(const std::string& dir, const std::string& data, const std::string&
   LoadedModel m = load_model(dir);
   check_binary(m.config, "model '" + dir + "'");
   Split split = split_reference(read_examples(data));
-  std::vector<Encoded> test = encode_all(split.test, m.vocab, m.config.model.max_len);
+  std::vector<Encoded> test = encode_for(m, split.test);
   std::vector<int64_t> truth;
   tg::check<tg::ValueError>(!test.empty(), "eval: '{}' holds no test sentences (the test split is every 5th "
                             "sentence of each source, from the 5th on)", data);
@@ -163,8 +168,8 @@ int run_predict(const std::string& dir, const std::vector<std::string>& args) {
     if (int64_t(n) > m.config.model.max_len)  // on stderr, so that stdout stays one line per sentence
       fmt::print(stderr, "predict: sentence {} of {} has {} tokens; the model reads the first {}\n", i + 1,
                  texts.size(), n, m.config.model.max_len);
-    Batch b = make_batch(encode_all({{text, 0, ""}}, m.vocab, m.config.model.max_len), {0});
-    std::vector<double> p = tg::softmax(m.model->forward(b.tokens, b.pad_mask).value(), 1).to_vector<double>();
+    Batch b = make_batch(encode_for(m, {{text, 0, ""}}), {0});
+    std::vector<double> p = tg::softmax(m.model->forward(b.tokens, b.pad_mask, b.subwords).value(), 1).to_vector<double>();
     size_t best = p[1] > p[0] ? 1 : 0;
     fmt::print("{:<8}  {:.3f}  {}\n", kClassNames[best], p[best], text);
   }
@@ -180,14 +185,15 @@ int run_attend(const std::string& dir, const std::string& text, const std::strin
   const size_t n = tokens.size();
   if (tokens.empty()) tokens = {"<unk>"};
   if (int64_t(tokens.size()) > m.config.model.max_len) tokens.resize(size_t(m.config.model.max_len));
-  Batch b = make_batch(encode_all({{text, 0, ""}}, m.vocab, m.config.model.max_len), {0});
+  Batch b = make_batch(encode_for(m, {{text, 0, ""}}), {0});
   std::vector<std::string> shown;
   for (int64_t id : b.tokens.to_vector<int64_t>()) shown.push_back(m.vocab.token(id));
   for (size_t i = 0; i < shown.size() && i < tokens.size(); ++i)
     if (shown[i] == "<unk>") shown[i] = tokens[i] + "?";  // unknown to the vocabulary
   std::vector<tg::Tensor> weights;
-  for (const tg::Variable& w : m.model->attention(b.tokens, b.pad_mask)) weights.push_back(w.value().select(0, 0));
-  std::vector<double> p = tg::softmax(m.model->forward(b.tokens, b.pad_mask).value(), 1).to_vector<double>();
+  for (const tg::Variable& w : m.model->attention(b.tokens, b.pad_mask, b.subwords))
+    weights.push_back(w.value().select(0, 0));
+  std::vector<double> p = tg::softmax(m.model->forward(b.tokens, b.pad_mask, b.subwords).value(), 1).to_vector<double>();
   std::string title = fmt::format("\"{}\" -> {} ({:.3f})", text, p[1] > p[0] ? "positive" : "negative", std::max(p[0], p[1]));
   std::ofstream f(out);
   const int64_t networks = m.model->num_members();

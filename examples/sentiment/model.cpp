@@ -31,29 +31,48 @@ Network::Network(const ModelConfig& c)
       dropout_(c.dropout),
       encoder_(encoder_options(c)),
       classifier_({.in_features = c.d_model, .out_features = c.num_classes}) {
+  // Made after every other layer, so that without sub-words the random draws (and weights) are as before.
+  if (c.subword_buckets > 0)
+    subword_embedding_ = std::make_unique<tg::nn::Embedding>(
+        tg::nn::EmbeddingOptions{.num_embeddings = c.subword_buckets + 1, .embedding_dim = c.d_model, .padding_idx = 0});
   if (c.embedding_std != 1.0)
-    for (tg::nn::Embedding* e : {&token_embedding_, &position_embedding_}) {
+    for (tg::nn::Embedding* e : {&token_embedding_, &position_embedding_, subword_embedding_.get()}) {
+      if (!e) continue;
       tg::Tensor w = e->weight().value();  // shares the parameter's storage
       w.mul_(c.embedding_std);
     }
   register_layer("token_embedding", token_embedding_);
+  if (subword_embedding_) register_layer("subword_embedding", *subword_embedding_);
   if (c.positional == "learned") register_layer("position_embedding", position_embedding_);
   register_layer("dropout", dropout_);  // no parameters, but it must follow train()/eval()
   register_layer("encoder", encoder_);
   register_layer("classifier", classifier_);
 }
 
-tg::Variable Network::embed(tg::Tensor tokens) {
+tg::Variable Network::embed(tg::Tensor tokens, tg::Tensor subwords) {
   const int64_t S = tokens.size(1);
   tg::check<tg::ValueError>(S <= config_.max_len, "model: {} tokens exceed max_len {}", S, config_.max_len);
+  if (subword_embedding_)
+    tg::check<tg::ValueError>(subwords.defined() && subwords.dim() == 3 && subwords.size(0) == tokens.size(0) &&
+                                  subwords.size(1) == S,
+                              "model: a model with sub-words needs subwords (B, S, N) for tokens {}, got {}",
+                              tokens.shape(), subwords.defined() ? fmt::format("{}", subwords.shape()) : "none");
   // Word dropout: the model must not lean on single words. It follows dropout_'s mode, which train()/eval()
-  // reach also when a one-network Classifier registers this network's layers as its own.
+  // reach also when a one-network Classifier registers this network's layers as its own. A dropped word's
+  // n-grams go with it, or they would still spell it out.
   if (dropout_.is_training() && config_.token_dropout > 0) {
     tg::Tensor drop = tg::logical_and(tg::bernoulli(tokens.shape(), config_.token_dropout, tg::boolean),
                                       tg::ne(tokens, double(Vocab::kPad)));
     tokens = tg::where(drop, tg::scalar_tensor(double(Vocab::kUnk), tg::i64), tokens);
+    if (subword_embedding_) subwords = tg::where(drop.unsqueeze(2), tg::scalar_tensor(0, tg::i64), subwords);
   }
   tg::Variable x = token_embedding_.forward(tokens);  // (B, S, D)
+  if (subword_embedding_) {
+    // fastText's word vector: the mean of the word's own vector and its n-grams'. A bag sum, not embedding +
+    // sum: the (B, S, N, D) rows would be the largest activation, and a new size every batch.
+    tg::Tensor count = tg::sum(tg::ne(subwords, 0.0).to(x.dtype()), {2}, true) + 1.0;  // (B, S, 1)
+    x = (x + tg::embedding_bag(subword_embedding_->weight(), subwords, 0)) / tg::Variable(count);
+  }
   if (config_.positional == "learned") x = x + position_embedding_.forward(tg::arange(0, double(S), 1, tg::i64));
   return dropout_(x);
 }
@@ -65,15 +84,16 @@ tg::Variable Network::pool(const tg::Variable& h, const tg::Tensor& pad_mask) co
   return tg::sum(h * tg::Variable(keep.to(h.dtype())), {1}) / tg::Variable(count);
 }
 
-tg::Variable Network::forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask) {
+tg::Variable Network::forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask, const tg::Tensor& subwords) {
   tg::check<tg::ShapeError>(tokens.dim() == 2 && pad_mask.shape() == tokens.shape(),
                             "model: tokens {} and pad_mask {} must both be (B, S)", tokens.shape(), pad_mask.shape());
-  tg::Variable h = encoder_.forward(embed(tokens), {.key_padding_mask = pad_mask});  // (B, S, D)
-  return classifier_(pool(h, pad_mask));                                              // (B, C)
+  tg::Variable h = encoder_.forward(embed(tokens, subwords), {.key_padding_mask = pad_mask});  // (B, S, D)
+  return classifier_(pool(h, pad_mask));                                                        // (B, C)
 }
 
-std::vector<tg::Variable> Network::attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask) {
-  return encoder_.forward_with_attention(embed(tokens), {.key_padding_mask = pad_mask}).attention;
+std::vector<tg::Variable> Network::attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask,
+                                             const tg::Tensor& subwords) {
+  return encoder_.forward_with_attention(embed(tokens, subwords), {.key_padding_mask = pad_mask}).attention;
 }
 
 Classifier::Classifier(const ModelConfig& c) : config_(checked(c)) {
@@ -87,9 +107,10 @@ Classifier::Classifier(const ModelConfig& c) : config_(checked(c)) {
   for (const auto& [name, child] : members_[0]->named_children()) register_layer(name, *child);
 }
 
-std::vector<tg::Variable> Classifier::member_logits(const tg::Tensor& tokens, const tg::Tensor& pad_mask) {
+std::vector<tg::Variable> Classifier::member_logits(const tg::Tensor& tokens, const tg::Tensor& pad_mask,
+                                                   const tg::Tensor& subwords) {
   std::vector<tg::Variable> out;
-  for (auto& m : members_) out.push_back(m->forward(tokens, pad_mask));
+  for (auto& m : members_) out.push_back(m->forward(tokens, pad_mask, subwords));
   return out;
 }
 
@@ -101,14 +122,15 @@ tg::Variable Classifier::combine(const std::vector<tg::Variable>& member_logits)
   return tg::logsumexp(tg::stack(log_probs, 0), {0}) - std::log(double(member_logits.size()));
 }
 
-tg::Variable Classifier::forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask) {
-  return combine(member_logits(tokens, pad_mask));
+tg::Variable Classifier::forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask, const tg::Tensor& subwords) {
+  return combine(member_logits(tokens, pad_mask, subwords));
 }
 
-std::vector<tg::Variable> Classifier::attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask) {
+std::vector<tg::Variable> Classifier::attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask,
+                                                const tg::Tensor& subwords) {
   std::vector<tg::Variable> out;
   for (auto& m : members_) {
-    std::vector<tg::Variable> a = m->attention(tokens, pad_mask);
+    std::vector<tg::Variable> a = m->attention(tokens, pad_mask, subwords);
     out.insert(out.end(), a.begin(), a.end());
   }
   return out;

@@ -12,25 +12,31 @@
 
 namespace sentiment {
 
-/// One network: the layers above, with PyTorch-style parameter names ("token_embedding.weight", ...).
+/// One network: the layers above, with PyTorch-style parameter names ("token_embedding.weight", ...). With
+/// subword_buckets > 0, a token's input vector is the mean of its word embedding and the embeddings
+/// ("subword_embedding.weight", row 0 = padding) of its n-gram buckets (fastText, Bojanowski et al. 2017).
 class Network : public tg::nn::Layer {
  public:
   /// ValueError for a config check_model_config refuses (naming the field), or a vocab_size the token
   /// Embedding refuses (< 1).
   explicit Network(const ModelConfig& config);
-  /// tokens (B, S) i64, pad_mask (B, S) bool (true at padding) -> logits (B, num_classes).
-  tg::Variable forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask);
+  /// tokens (B, S) i64, pad_mask (B, S) bool (true at padding), and with sub-words subwords (B, S, N) i64
+  /// (Batch::subwords; ValueError when missing or of another shape, ignored without sub-words)
+  /// -> logits (B, num_classes).
+  tg::Variable forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask, const tg::Tensor& subwords = {});
   /// The attention weights of every layer, each (B, H, S, S), for the same inputs.
-  std::vector<tg::Variable> attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask);
+  std::vector<tg::Variable> attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask,
+                                      const tg::Tensor& subwords = {});
   std::string type_name() const override { return "SentimentNetwork"; }
 
  private:
   using Layer::forward;  // the unary one, which throws: hidden on purpose (clang's -Woverloaded-virtual)
-  tg::Variable embed(tg::Tensor tokens);                                      // (B, S, d_model)
+  tg::Variable embed(tg::Tensor tokens, tg::Tensor subwords);                 // (B, S, d_model)
   tg::Variable pool(const tg::Variable& h, const tg::Tensor& pad_mask) const;  // (B, d_model)
 
   ModelConfig config_;
   tg::nn::Embedding token_embedding_, position_embedding_;
+  std::unique_ptr<tg::nn::Embedding> subword_embedding_;  // (subword_buckets + 1, d_model), or null
   tg::nn::Dropout dropout_;
   tg::nn::Encoder encoder_;
   tg::nn::Dense classifier_;
@@ -43,18 +49,21 @@ class Classifier : public tg::nn::Layer {
  public:
   /// ValueError as Network's (ensemble < 1 included).
   explicit Classifier(const ModelConfig& config);
-  /// tokens (B, S) i64, pad_mask (B, S) bool (true at padding) -> logits (B, num_classes): one network's,
-  /// or for an ensemble log(mean_k softmax(logits_k)), whose softmax is the members' mean probability.
-  tg::Variable forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask);
+  /// tokens (B, S) i64, pad_mask (B, S) bool (true at padding), subwords as Network's -> logits
+  /// (B, num_classes): one network's, or for an ensemble log(mean_k softmax(logits_k)), whose softmax is
+  /// the members' mean probability.
+  tg::Variable forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask, const tg::Tensor& subwords = {});
   int64_t num_members() const { return int64_t(members_.size()); }
   /// Member k (0 <= k < num_members(); std::out_of_range otherwise): training gives each its own loss.
   Network& member(int64_t k) { return *members_.at(size_t(k)); }
   /// Each member's logits (B, num_classes), K of them, for the same inputs.
-  std::vector<tg::Variable> member_logits(const tg::Tensor& tokens, const tg::Tensor& pad_mask);
+  std::vector<tg::Variable> member_logits(const tg::Tensor& tokens, const tg::Tensor& pad_mask,
+                                          const tg::Tensor& subwords = {});
   /// The ensemble's logits (as forward) from the members' logits.
   static tg::Variable combine(const std::vector<tg::Variable>& member_logits);
   /// The attention weights of every layer, each (B, H, S, S), for the same inputs; member by member.
-  std::vector<tg::Variable> attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask);
+  std::vector<tg::Variable> attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask,
+                                      const tg::Tensor& subwords = {});
   std::string type_name() const override { return "SentimentClassifier"; }
   const ModelConfig& config() const { return config_; }
 

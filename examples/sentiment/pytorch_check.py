@@ -7,7 +7,8 @@ Usage (PyTorch 1.13 is installed for /usr/bin/python3):
     build/examples/sentiment/sentiment eval --model /tmp/sent_check --logits /tmp/sent_check/logits.txt
     /usr/bin/python3 examples/sentiment/pytorch_check.py --model /tmp/sent_check --logits /tmp/sent_check/logits.txt
 
-It builds the classifier of config.json from torch.nn parts (nn.Embedding for tokens and positions,
+It builds the classifier of config.json from torch.nn parts (nn.Embedding for tokens and positions, and
+with subword_buckets for hashed character n-grams, whose vectors are averaged with the word's as in fastText;
 nn.Dropout, nn.TransformerEncoder of nn.TransformerEncoderLayer with batch_first=True, a final LayerNorm
 when norm_first, masked mean or max pooling, nn.Linear; K of them with averaged probabilities for an
 ensemble), loads model.safetensors into it (parsed here by
@@ -34,6 +35,7 @@ import torch
 from torch import nn
 
 PAD, UNK = 0, 1
+SUBWORD_MIN_N, SUBWORD_MAX_N, MAX_SUBWORDS = 3, 5, 48  # subword.h
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "sentences.tsv"
 TOKEN = re.compile(rb"[a-z0-9']+")
 
@@ -98,20 +100,49 @@ def read_logits(path):
 
 # ---------------------------------------------------------------------------------------------- text
 
-def encode(text, vocab, max_len):
+def fnv1a_32(data):
+    """32-bit FNV-1a of bytes (subword.cpp)."""
+    h = 2166136261
+    for b in data:
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def subword_ids(token, buckets):
+    """As subword_ids: the n-grams of b"<token>", n = 3..5 (all 3-grams first), at most 48, each as
+    1 + fnv1a_32(ngram) % buckets."""
+    word = b"<" + token + b">"
+    grams = [word[at:at + n] for n in range(SUBWORD_MIN_N, SUBWORD_MAX_N + 1) for at in range(len(word) - n + 1)]
+    return [1 + fnv1a_32(g) % buckets for g in grams[:MAX_SUBWORDS]]
+
+
+def encode(text, vocab, max_len, buckets=0):
     """As tokenize + Vocab::encode + encode_all: ASCII lowercase, maximal runs of [a-z0-9'], unknown
-    tokens as <unk>, truncated to max_len, and a sentence without tokens as one <unk>."""
-    ids = [vocab.get(t, UNK) for t in TOKEN.findall(text.lower())][:max_len]  # bytes.lower(): ASCII only
-    return ids or [UNK]
+    tokens as <unk>, truncated to max_len, and a sentence without tokens as one <unk> (without n-grams).
+    Returns (ids, per-token n-gram buckets or None without sub-words)."""
+    tokens = TOKEN.findall(text.lower())[:max_len]  # bytes.lower(): ASCII only
+    ids = [vocab.get(t, UNK) for t in tokens]
+    subwords = [subword_ids(t, buckets) for t in tokens] if buckets else None
+    if not ids:
+        return [UNK], [[]] if buckets else None
+    return ids, subwords
 
 
 def batches(encoded, size=128):
-    """Padded (tokens, pad_mask) batches in order, each padded to its longest sentence (make_batches)."""
+    """Padded (tokens, pad_mask, subwords or None) batches in order, each padded to its longest sentence,
+    and subwords (B, S, N) to its token with most n-grams (make_batches)."""
     for at in range(0, len(encoded), size):
         chunk = encoded[at:at + size]
-        S = max(len(ids) for ids in chunk)
-        tokens = torch.tensor([ids + [PAD] * (S - len(ids)) for ids in chunk], dtype=torch.int64)
-        yield tokens, tokens == PAD
+        S = max(len(ids) for ids, _ in chunk)
+        tokens = torch.tensor([ids + [PAD] * (S - len(ids)) for ids, _ in chunk], dtype=torch.int64)
+        subwords = None
+        if chunk[0][1] is not None:
+            N = max([1] + [len(g) for _, sub in chunk for g in sub])
+            subwords = torch.zeros(len(chunk), S, N, dtype=torch.int64)
+            for b, (_, sub) in enumerate(chunk):
+                for s, g in enumerate(sub):
+                    subwords[b, s, :len(g)] = torch.tensor(g, dtype=torch.int64)
+        yield tokens, tokens == PAD, subwords
 
 
 # ---------------------------------------------------------------------------------------------- model
@@ -124,6 +155,8 @@ class Network(nn.Module):
         self.pooling = m["pooling"]
         D = m["d_model"]
         self.token_embedding = nn.Embedding(m["vocab_size"], D, padding_idx=PAD)
+        if m.get("subword_buckets", 0) > 0:
+            self.subword_embedding = nn.Embedding(m["subword_buckets"] + 1, D, padding_idx=0)
         if m.get("positional", "learned") == "learned":
             self.position_embedding = nn.Embedding(m["max_len"], D)
         self.dropout = nn.Dropout(m["dropout"])
@@ -133,8 +166,11 @@ class Network(nn.Module):
                                              enable_nested_tensor=False)
         self.classifier = nn.Linear(D, m["num_classes"])
 
-    def forward(self, tokens, pad_mask):  # (B, S) int64, (B, S) bool -> (B, C)
+    def forward(self, tokens, pad_mask, subwords=None):  # (B, S) int64, (B, S) bool, (B, S, N) -> (B, C)
         x = self.token_embedding(tokens)                                                      # (B, S, D)
+        if hasattr(self, "subword_embedding"):  # the mean of the word's vector and its n-grams'
+            count = (subwords != 0).sum(2, keepdim=True).to(x.dtype) + 1                      # (B, S, 1)
+            x = (x + self.subword_embedding(subwords).sum(2)) / count
         if hasattr(self, "position_embedding"):
             x = x + self.position_embedding(torch.arange(tokens.shape[1]))
         x = self.dropout(x)
@@ -162,10 +198,10 @@ class Classifier(nn.Module):
         target = self.network if hasattr(self, "network") else self
         return target.load_state_dict(state, strict=False)
 
-    def forward(self, tokens, pad_mask):  # (B, S) int64, (B, S) bool -> (B, C)
+    def forward(self, tokens, pad_mask, subwords=None):  # (B, S) int64, (B, S) bool, (B, S, N) -> (B, C)
         if hasattr(self, "network"):
-            return self.network(tokens, pad_mask)
-        log_probs = torch.stack([torch.log_softmax(m(tokens, pad_mask), 1) for m in self.members])  # (K, B, C)
+            return self.network(tokens, pad_mask, subwords)
+        log_probs = torch.stack([torch.log_softmax(m(tokens, pad_mask, subwords), 1) for m in self.members])  # (K, B, C)
         return torch.logsumexp(log_probs, 0) - math.log(len(self.members))
 
 
@@ -184,7 +220,7 @@ def refuse_fast_path():
 
 
 def run(model, encoded):
-    return torch.cat([model(tokens, mask).detach() for tokens, mask in batches(encoded)]).to(torch.float64)
+    return torch.cat([model(*batch).detach() for batch in batches(encoded)]).to(torch.float64)
 
 
 def main():
@@ -211,7 +247,7 @@ def main():
     model.eval()
 
     test = read_test_split(args.data)
-    encoded = [encode(text, vocab, config["max_len"]) for text, _ in test]
+    encoded = [encode(text, vocab, config["max_len"], config.get("subword_buckets", 0)) for text, _ in test]
     theirs = read_logits(args.logits)
     if theirs.shape != (len(encoded), config["num_classes"]):
         print(f"pytorch_check: {args.logits} holds {tuple(theirs.shape)} logits, expected "

@@ -30,8 +30,9 @@ Data prepare_data(const std::string& path, const Config& config, uint64_t seed, 
   for (const Example& e : train) tokenized.push_back(tokenize(e.text));
   Data d;
   d.vocab = Vocab::build(tokenized, {.min_freq = config.train.min_freq});
-  const int64_t L = config.model.max_len;
-  d.train = encode_all(train, d.vocab, L), d.val = encode_all(val, d.vocab, L), d.test = encode_all(split.test, d.vocab, L);
+  const int64_t L = config.model.max_len, buckets = config.model.subword_buckets;
+  d.train = encode_all(train, d.vocab, L, buckets), d.val = encode_all(val, d.vocab, L, buckets);
+  d.test = encode_all(split.test, d.vocab, L, buckets);
   d.num_skipped = num_skipped;
   d.path = fs::absolute(path).string();
   return d;
@@ -65,7 +66,7 @@ std::vector<int64_t> predict_with(Model& model, const std::vector<Encoded>& data
   model.eval();
   std::vector<int64_t> out;
   for (const Batch& b : make_batches(data, 128, false, nullptr)) {
-    std::vector<int64_t> p = tg::argmax(model.forward(b.tokens, b.pad_mask).value(), 1).template to_vector<int64_t>();
+    std::vector<int64_t> p = tg::argmax(model.forward(b.tokens, b.pad_mask, b.subwords).value(), 1).template to_vector<int64_t>();
     out.insert(out.end(), p.begin(), p.end());
   }
   model.train(was_training);
@@ -81,8 +82,8 @@ double accuracy(Classifier& model, const std::vector<Encoded>& data) {
   return double(ok) / double(data.size());
 }
 
-// FNV-1a over the vocabulary and the encoded splits (ids and labels): equal for the same data file, split
-// and vocabulary options, different (with near certainty) otherwise.
+// FNV-1a over the vocabulary and the encoded splits (ids, labels, sub-word buckets): equal for the same data
+// file, split and vocabulary options, different (with near certainty) otherwise.
 std::string data_fingerprint(const Data& d) {
   uint64_t h = 1469598103934665603ull;
   auto mix = [&h](uint64_t v) {
@@ -95,6 +96,8 @@ std::string data_fingerprint(const Data& d) {
     for (const Encoded& e : *split) {
       mix(e.ids.size()), mix(uint64_t(e.label));
       for (int64_t id : e.ids) mix(uint64_t(id));
+      for (const std::vector<int64_t>& g : e.subwords)
+        for (int64_t id : g) mix(uint64_t(id));
     }
   }
   return fmt::format("{:016x}", h);
@@ -238,7 +241,7 @@ std::string train_step(Run& r, const std::vector<const Batch*>& batches, double&
   for (int64_t k = 0; k < r.model.num_members(); ++k) {
     const Batch* b = batches[size_t(k)];
     if (b == nullptr) continue;
-    tg::Variable logits = r.model.member(k).forward(b->tokens, b->pad_mask);  // (B, C)
+    tg::Variable logits = r.model.member(k).forward(b->tokens, b->pad_mask, b->subwords);  // (B, C)
     tg::Variable member_loss = tg::cross_entropy(logits, b->labels, {.label_smoothing = t.label_smoothing});
     loss = loss ? loss + member_loss : member_loss, ++members;
     member_loss_sum += member_loss.item() * double(b->size());

@@ -1,5 +1,5 @@
-// Tests for the sentiment example's batching: encoding (<unk> for empty sentences, truncation), padded
-// batches with their masks and labels, and the shuffled epoch order.
+// Tests for the sentiment example's batching: encoding (<unk> for empty sentences, truncation, sub-words),
+// padded batches with their masks, labels and sub-words, and the shuffled epoch order.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "batch.h"
+#include "subword.h"
 
 using namespace sentiment;
 using Ids = std::vector<int64_t>;
@@ -83,6 +84,34 @@ TEST_CASE("encode_all maps unknown words to <unk> and truncates to max_len token
   CHECK(e[0].ids == Ids{v.id("a"), v.id("b"), Vocab::kUnk, v.id("c")});
   CHECK(e[1].ids == Ids{v.id("a"), v.id("b")});
   CHECK(make_batch(e, {0, 1}).tokens.shape() == tg::Shape{2, 4});
+}
+
+TEST_CASE("encode_all with sub-word buckets lists each kept token's n-gram buckets; none for an empty sentence") {
+  Vocab v = Vocab::build({{"good"}});
+  std::vector<Encoded> e = encode_all({{"Good cat, good", 1, ""}, {"?!", 0, ""}}, v, 2, 16384);
+  REQUIRE(e.size() == 2);
+  CHECK(e[0].ids == Ids{v.id("good"), Vocab::kUnk});  // truncated to 2 tokens
+  REQUIRE(e[0].subwords.size() == 2);
+  CHECK(e[0].subwords[0] == subword_ids("good", 16384));
+  CHECK(e[0].subwords[1] == Ids{7052, 7176, 11651, 4718, 11708, 6314});  // "cat": subword_test.cpp
+  CHECK(e[1].ids == Ids{Vocab::kUnk});
+  CHECK(e[1].subwords == std::vector<Ids>{Ids{}});
+  CHECK(encode_all({{"good cat", 1, ""}}, v, 48)[0].subwords.empty());  // no buckets, no sub-words
+}
+
+TEST_CASE("make_batch pads sub-words with 0 to (B, S, N), N the batch's token with most n-grams") {
+  Vocab v = Vocab::build({{"a"}});
+  std::vector<Encoded> e = encode_all({{"cat a", 1, ""}, {"a", 0, ""}}, v, 48, 16384);
+  Batch b = make_batch(e, {0, 1});
+  REQUIRE(b.subwords.shape() == tg::Shape{2, 2, 6});
+  const Ids a = subword_ids("a", 16384);  // one: "<a>"
+  REQUIRE(a.size() == 1);
+  CHECK(b.subwords.to_vector<int64_t>() == Ids{7052, 7176, 11651, 4718, 11708, 6314,  // "cat"
+                                               a[0], 0, 0, 0, 0, 0,                   // "a"
+                                               a[0], 0, 0, 0, 0, 0,                   // "a"
+                                               0, 0, 0, 0, 0, 0});                    // <pad>
+  CHECK(make_batch(e, {1}).subwords.shape() == tg::Shape{1, 1, 1});
+  CHECK_FALSE(make_batch(three_sentences(), {0, 1}).subwords.defined());  // data without sub-words
 }
 
 TEST_CASE("make_batches without shuffle keeps the data order; the last batch holds the rest") {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `sentiment train` end to end with the checkpoint flags: a run resumed with --resume, the errors (exit
 # status 1, one line naming the problem) for a missing or foreign checkpoint, and the NaN guard's three
-# behaviours on a learning rate of 1e30. Tiny made-up data, so each run takes a fraction of a second.
+# behaviours on a learning rate of 1e30; a model with sub-words through predict, eval and attend. Tiny made-up data, so each run takes a fraction of a second.
 # Usage: cli_test.sh path/to/sentiment
 set -euo pipefail
 bin=$1
@@ -92,6 +92,13 @@ expect 1 "error: eval: 'four.tsv' holds no test sentences" eval --model run --da
 expect 1 "error: train: cannot create the output directory 'data.tsv/sub'" train --data data.tsv --config tiny.json \
   --out data.tsv/sub
 expect 1 "training and 0 test sentences; need at least one of each" train --data four.tsv --config tiny.json --out bad
+# A model with sub-words: its setting is saved, and predict, eval and attend read the n-grams too.
+sed 's/"num_classes": 2}/"num_classes": 2, "subword_buckets": 64}/' tiny.json >subword.json
+expect 0 "model written to sub/" train --data data.tsv --config subword.json --epochs 1 --out sub
+grep -qF '"subword_buckets": 64' sub/config.json || fail "sub/config.json does not hold subword_buckets 64"
+expect 0 "an unseen filmmaker" predict --model sub "an unseen filmmaker"
+expect 0 "accuracy" eval --model sub --data data.tsv
+expect 0 "written to s.svg" attend --model sub "an unseen filmmaker" --out s.svg
 printf 'good film\n\ndull film\n' >three.txt
 expect 1 "error: predict: sentence 2 of 3 is empty" predict --model run <three.txt
 printf 'good film\r\ndull film\r\n' >crlf.txt

@@ -35,6 +35,7 @@ void check_same(const Config& a, const Config& b) {
   CHECK(m.embedding_std == n.embedding_std);
   CHECK(m.num_classes == n.num_classes);
   CHECK(m.ensemble == n.ensemble);
+  CHECK(m.subword_buckets == n.subword_buckets);
   const TrainConfig &t = a.train, &u = b.train;
   CHECK(t.epochs == u.epochs);
   CHECK(t.batch_size == u.batch_size);
@@ -95,7 +96,7 @@ TEST_CASE("Config JSON round trip keeps every field, through text") {
   custom.model = {.vocab_size = 99, .max_len = 17, .d_model = 24, .num_heads = 3, .num_layers = 5,
                   .dim_feedforward = 40, .dropout = 0.123456789, .activation = "gelu", .norm_first = true,
                   .pooling = "max", .positional = "none", .token_dropout = 0.25, .embedding_std = 0.0625, .num_classes = 3,
-                  .ensemble = 4};
+                  .ensemble = 4, .subword_buckets = 8192};
   custom.train = {.epochs = 7, .batch_size = 9, .optimizer = "adamw", .lr = 1.5e-4, .weight_decay = 0.3,
                   .label_smoothing = 0.05, .warmup_epochs = 2, .schedule = "cosine", .clip_grad_norm = 1.25,
                   .val_fraction = 0.2, .keep_best = true, .min_freq = 3, .ensemble_data = "folds"};
@@ -186,6 +187,12 @@ TEST_CASE("Config from JSON without embedding_std (an older model directory) rea
   nlohmann::json j = config_by_name("default");
   j["model"].erase("embedding_std");
   CHECK(j.get<Config>().model.embedding_std == 1.0);
+}
+
+TEST_CASE("Config from JSON without subword_buckets (an older model directory) reads it as 0: no sub-words") {
+  nlohmann::json j = config_by_name("default");
+  j["model"].erase("subword_buckets");
+  CHECK(j.get<Config>().model.subword_buckets == 0);
 }
 
 // Model directories written before ensembles hold one network.

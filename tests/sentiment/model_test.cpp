@@ -1,5 +1,5 @@
-// Tests for the sentiment classifier's forward pass: output shapes, attention shapes, input checks, and
-// that padding a sentence (to batch it with a longer one) does not change its logits.
+// Tests for the sentiment classifier's forward pass: output shapes, attention shapes, input checks,
+// that padding a sentence (to batch it with a longer one) does not change its logits, and sub-words.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -180,4 +180,116 @@ TEST_CASE("word dropout follows train() and eval() in a one-network Classifier")
   bool changed = false;  // 8 tokens at p = 0.5: all kept in 5 draws has probability 2^-40
   for (int i = 0; i < 5; ++i) changed |= model.forward(b.tokens, b.pad_mask).value().to_vector<float>() != a;
   CHECK(changed);
+}
+
+// ---------------------------------------------------------------------------------------------- sub-words
+
+namespace {
+
+ModelConfig with_subwords(int64_t buckets = 32) {
+  ModelConfig c = tiny();
+  c.subword_buckets = buckets;
+  return c;
+}
+
+const tg::Tensor& param(Classifier& model, const std::string& name) {
+  for (const auto& [n, p] : model.named_parameters())
+    if (n == name) return p.value();
+  FAIL("no parameter " << name);
+  static const tg::Tensor none;
+  return none;
+}
+
+}  // namespace
+
+TEST_CASE("sub-words add subword_embedding.weight (buckets + 1, d_model), padding row zero, drawn after the rest") {
+  tg::manual_seed(4);
+  Classifier plain(tiny());
+  tg::manual_seed(4);
+  ModelConfig c = with_subwords(32);
+  c.embedding_std = 0.5;
+  Classifier sub(c);
+  const tg::Tensor& w = param(sub, "subword_embedding.weight");
+  CHECK(w.shape() == tg::Shape{33, 8});
+  CHECK(w.select(0, 0).to_vector<float>() == std::vector<float>(8, 0.0f));
+  double sq = 0;  // N(0, 0.5²) over 32 · 8 values: the sample std is 0.5 within about 10%
+  for (float v : w.slice(0, 1, 33).to_vector<float>()) sq += double(v) * v;
+  CHECK(std::sqrt(sq / 256) == doctest::Approx(0.5).epsilon(0.15));
+  // Made after every other layer: with the same seed, the encoder's weights are those of a model without them.
+  CHECK(param(sub, "encoder.layers.1.linear2.weight").to_vector<float>() ==
+        param(plain, "encoder.layers.1.linear2.weight").to_vector<float>());
+  CHECK(plain.named_parameters().size() + 1 == sub.named_parameters().size());
+}
+
+TEST_CASE("with sub-words, two unknown words get logits by their spelling; without, the same logits") {
+  const Vocab vocab = Vocab::build({{"the", "film"}});
+  for (int64_t buckets : {0, 64}) {
+    CAPTURE(buckets);
+    ModelConfig c = with_subwords(buckets);
+    c.vocab_size = vocab.size();
+    tg::manual_seed(5);
+    Classifier model(c);
+    model.eval();
+    tg::NoGradGuard no_grad;
+    Batch b = make_batch(encode_all({{"the film was dreadful", 0, ""}, {"the film was wonderful", 1, ""}}, vocab,
+                                    c.max_len, buckets),
+                         {0, 1});
+    CHECK(b.subwords.defined() == (buckets > 0));
+    tg::Tensor logits = model.forward(b.tokens, b.pad_mask, b.subwords).value();  // (2, 2)
+    const double diff = max_abs_diff(logits.slice(0, 0, 1), logits.slice(0, 1, 2));
+    if (buckets == 0) CHECK(diff == 0);  // "was", "dreadful", "wonderful" are all <unk>
+    else CHECK(diff > 1e-4);
+  }
+}
+
+TEST_CASE("padding does not change a sentence's logits with sub-words (fewer tokens, fewer n-grams)") {
+  const Vocab vocab = Vocab::build({{"good", "a", "movie"}});
+  ModelConfig c = with_subwords(64);
+  c.vocab_size = vocab.size();
+  tg::manual_seed(6);
+  Classifier model(c);
+  model.eval();
+  tg::NoGradGuard no_grad;
+  const std::vector<Encoded> data =
+      encode_all({{"a good movie", 1, ""}, {"an extraordinarily overlong movie", 0, ""}}, vocab, c.max_len, 64);
+  Batch alone = make_batch(data, {0}), both = make_batch(data, {1, 0});
+  REQUIRE(alone.subwords.shape() == tg::Shape{1, 3, 12});  // "movie" has 5 + 4 + 3 n-grams
+  REQUIRE(both.subwords.shape() == tg::Shape{2, 4, 42});   // "extraordinarily", 15 + 14 + 13
+  tg::Tensor a = model.forward(alone.tokens, alone.pad_mask, alone.subwords).value();
+  tg::Tensor p = model.forward(both.tokens, both.pad_mask, both.subwords).value();
+  CHECK(max_abs_diff(a, p.slice(0, 1, 2)) <= 1e-5);
+}
+
+TEST_CASE("a model with sub-words refuses a batch without them; subword_buckets must be in [0, 2^24]") {
+  tg::manual_seed(7);
+  Classifier model(with_subwords());
+  Batch b = make_batch({{{2, 3}, 0}}, {0});
+  CHECK_THROWS_WITH_AS(model.forward(b.tokens, b.pad_mask), doctest::Contains("needs subwords (B, S, N) for tokens "
+                       "(1, 2), got none"), tg::ValueError);
+  CHECK_THROWS_WITH_AS(model.forward(b.tokens, b.pad_mask, tg::zeros({1, 3, 4}, tg::i64)),
+                       doctest::Contains("got (1, 3, 4)"), tg::ValueError);
+  for (int64_t bad : {int64_t(-1), (int64_t(1) << 24) + 1}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(Classifier{with_subwords(bad)}, doctest::Contains("subword_buckets must be in [0, 2^24]"),
+                         tg::ValueError);
+  }
+}
+
+TEST_CASE("word dropout drops a word's n-grams with it") {
+  const Vocab vocab = Vocab::build({{"the"}});
+  ModelConfig c = with_subwords(64);
+  c.vocab_size = vocab.size(), c.token_dropout = 0.99, c.dropout = 0;  // only word dropout is random
+  tg::manual_seed(8);
+  Classifier model(c);
+  model.train();
+  tg::NoGradGuard no_grad;
+  auto logits = [&](const char* text) {
+    Batch b = make_batch(encode_all({{text, 0, ""}}, vocab, c.max_len, 64), {0});
+    tg::manual_seed(9);  // the same draws for both sentences: this seed drops the one word
+    return model.forward(b.tokens, b.pad_mask, b.subwords).value();
+  };
+  // Both are one unknown word: dropped with its n-grams, they are the same <unk>; kept, they would differ.
+  CHECK(max_abs_diff(logits("dreadful"), logits("wonderful")) == 0);
+  model.eval();
+  CHECK(max_abs_diff(logits("dreadful"), logits("wonderful")) > 1e-4);
 }

@@ -141,6 +141,38 @@ TEST_CASE("load_model gives bit-exact logits of the model that was saved") {
   CHECK(got == want);
 }
 
+TEST_CASE("with sub-words, train -> load_model gives the same test predictions and bit-exact logits") {
+  TempDir dir;
+  Config c = tiny_config();
+  c.model.subword_buckets = 512, c.train.epochs = 2;
+  Data data = prepare_data(kBundled, c, /*seed=*/0);
+  data.train.resize(200), data.test.resize(100);
+  REQUIRE(data.test[0].subwords.size() == data.test[0].ids.size());  // encoded with their n-grams
+  TrainResult r = train(c, data, dir.str(), /*seed=*/0, /*verbose=*/false);
+  LoadedModel m = load_model(dir.str());
+  CHECK(m.config.model.subword_buckets == 512);
+  std::vector<int64_t> truth;
+  for (const Encoded& e : data.test) truth.push_back(e.label);
+  CHECK(compute_metrics(predict_labels(*m.model, data.test), truth, 2).confusion == r.test.confusion);
+}
+
+TEST_CASE("load_model of a model with sub-words gives bit-exact logits of the model saved, unknown words too") {
+  TempDir tmp;
+  Config c = tiny_config();
+  Vocab vocab = Vocab::build({{"a", "good", "movie"}, {"a", "bad", "film"}});
+  c.model.vocab_size = vocab.size(), c.model.subword_buckets = 512;
+  tg::manual_seed(5);
+  Classifier model(c.model);
+  write_model_dir(tmp.path, c, vocab, model);
+  LoadedModel m = load_model(tmp.str());
+  model.eval();
+  tg::NoGradGuard no_grad;
+  Batch b = make_batch(encode_all({{"a good movie", 1, ""}, {"an unforgettable, unwatchable film", 0, ""}}, vocab,
+                                  48, 512), {0, 1});
+  std::vector<float> want = model.forward(b.tokens, b.pad_mask, b.subwords).value().to_vector<float>();
+  CHECK(m.model->forward(b.tokens, b.pad_mask, b.subwords).value().to_vector<float>() == want);
+}
+
 TEST_CASE("load_model names the directory and the missing file") {
   TempDir tmp;
   const std::string missing = (tmp.path / "nowhere").string();
