@@ -77,6 +77,8 @@ TEST_CASE("config_by_name: reference is the struct defaults, default is the tune
   CHECK(r.model.ensemble == 1);
   CHECK(r.train.ensemble_data == "shared");
   CHECK(d.model.embedding_std < r.model.embedding_std);  // small initial embeddings
+  CHECK(d.model.subword_buckets == 4096);                 // character n-grams
+  CHECK(r.model.subword_buckets == 0);
 }
 
 TEST_CASE("config_by_name rejects another name, naming it") {

@@ -32,7 +32,8 @@ TEST_CASE("an ensemble on folds reports each member's accuracy on its own held-o
       if (fold[i] == k) held_out.push_back(data.train[i]);
     REQUIRE(held_out.size() == 40);
     for (const Batch& b : make_batches(held_out, 128, false, nullptr))
-      correct += tg::sum(tg::eq(tg::argmax(m.model->member(k).forward(b.tokens, b.pad_mask).value(), 1), b.labels))
+      correct += tg::sum(tg::eq(tg::argmax(m.model->member(k).forward(b.tokens, b.pad_mask, b.subwords).value(), 1),
+                                   b.labels))
                      .to_vector<int64_t>()[0];
   }
   CHECK(r.val_accuracy == double(correct) / 120.0);
