@@ -192,12 +192,12 @@ ModelConfig with_subwords(int64_t buckets = 32) {
   return c;
 }
 
-const tg::Tensor& param(Classifier& model, const std::string& name) {
+// By value: named_parameters() is a temporary vector, so a reference into it would dangle.
+tg::Tensor param(Classifier& model, const std::string& name) {
   for (const auto& [n, p] : model.named_parameters())
     if (n == name) return p.value();
   FAIL("no parameter " << name);
-  static const tg::Tensor none;
-  return none;
+  return {};
 }
 
 }  // namespace
@@ -209,7 +209,7 @@ TEST_CASE("sub-words add subword_embedding.weight (buckets + 1, d_model), paddin
   ModelConfig c = with_subwords(32);
   c.embedding_std = 0.5;
   Classifier sub(c);
-  const tg::Tensor& w = param(sub, "subword_embedding.weight");
+  const tg::Tensor w = param(sub, "subword_embedding.weight");
   CHECK(w.shape() == tg::Shape{33, 8});
   CHECK(w.select(0, 0).to_vector<float>() == std::vector<float>(8, 0.0f));
   double sq = 0;  // N(0, 0.5²) over 32 · 8 values: the sample std is 0.5 within about 10%
