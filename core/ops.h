@@ -151,8 +151,11 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
 /// Sums of rows in bags: out[m] = Σ_n weight[index[m, n]] over the n with index[m, n] != padding_idx.
 /// weight (V, D), index (M, N) i64 -> (M, D), without an (M, N, D) copy (PyTorch's EmbeddingBag, mode sum).
+/// ShapeError unless weight is 2-D and index (M, N); IndexError naming an index outside [0, V) or a padding_idx
+/// outside [-1, V).
 Tensor embedding_bag_sum(const Tensor& weight, const Tensor& index, int64_t padding_idx);
 /// Its adjoint: (num_embeddings, D) zeros with dy[m] (M, D) added at every row index[m, n] != padding_idx.
+/// ShapeError unless dy is (M, D) for index (M, N); ValueError for num_embeddings < 1; IndexError as above.
 Tensor embedding_bag_sum_backward(const Tensor& dy, const Tensor& index, int64_t num_embeddings, int64_t padding_idx);
 /// out[..i..] = x[..index[..i..]..] along `dim`; index has x's ndim and sizes ≤ x's off `dim`.
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);

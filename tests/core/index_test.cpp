@@ -101,6 +101,10 @@ TEST_CASE("embedding_bag_sum names an index or padding_idx out of range and an i
                        ShapeError);
   CHECK_THROWS_WITH_AS(embedding_bag_sum_backward(zeros({3, 2}), index_tensor({1, 2}, {1, 2}), 4, 0),
                        doctest::Contains("(3, 2) vs (1, 2)"), ShapeError);
+  CHECK_THROWS_WITH_AS(embedding_bag_sum(zeros({4}), index_tensor({1, 2}, {1, 2}), 0),
+                       doctest::Contains("embedding_bag_sum: weight must be (V, D), got (4,)"), ShapeError);
+  CHECK_THROWS_WITH_AS(embedding_bag_sum_backward(zeros({1, 2}), index_tensor({0, 0}, {1, 2}), 0, -1),
+                       doctest::Contains("num_embeddings must be >= 1, got 0"), ValueError);
 }
 
 TEST_CASE("gather picks along a dim by a same-rank index, from any layout") {
