@@ -14,28 +14,44 @@ void check_representable(double value, DType t, const char* op) {
                     t);
 }
 
-Tensor empty(const Shape& shape, DType dtype) {
-  int64_t n = shape.numel();  // validates sizes and overflow
+namespace detail {
+int64_t numel_for(const Shape& shape, const char* op) {
+  try {
+    return shape.numel();  // validates sizes and overflow
+  } catch (const ValueError& e) {
+    throw ValueError(fmt::format("{}: {}", op, e.what()));
+  }
+}
+
+Tensor empty_for(const Shape& shape, DType dtype, const char* op) {
   int64_t bytes = 0;
-  check<ValueError>(!__builtin_mul_overflow(n, dtype_size(dtype), &bytes), "empty: shape {} is too large", shape);
+  check<ValueError>(!__builtin_mul_overflow(numel_for(shape, op), dtype_size(dtype), &bytes),
+                    "{}: shape {} is too large", op, shape);
   // The control block beside the Storage comes from the pool too: one per tensor made.
   try {
     return Tensor(std::allocate_shared<Storage>(PoolAllocator<Storage>(), bytes), shape, contiguous_strides(shape), 0,
                   dtype);
   } catch (const std::bad_alloc&) {  // said as PyTorch says it, with the size: a bare std::bad_alloc named nothing
-    throw Error(fmt::format("empty: cannot allocate {} bytes for shape {} of {}: out of memory", bytes, shape, dtype));
+    throw Error(fmt::format("{}: cannot allocate {} bytes for shape {} of {}: out of memory", op, bytes, shape, dtype));
   }
 }
+}  // namespace detail
 
-Tensor full(const Shape& shape, double value, DType dtype) {
-  check_representable(value, dtype, "full");  // else fill_ names itself
-  Tensor t = empty(shape, dtype);
+Tensor empty(const Shape& shape, DType dtype) { return detail::empty_for(shape, dtype, "empty"); }
+
+namespace {
+Tensor filled(const Shape& shape, double value, DType dtype, const char* op) {
+  check_representable(value, dtype, op);  // else fill_ names itself
+  Tensor t = detail::empty_for(shape, dtype, op);
   t.fill_(value);
   t.storage()->version = 0;
   return t;
 }
-Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
-Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+}  // namespace
+
+Tensor full(const Shape& shape, double value, DType dtype) { return filled(shape, value, dtype, "full"); }
+Tensor zeros(const Shape& shape, DType dtype) { return filled(shape, 0.0, dtype, "zeros"); }
+Tensor ones(const Shape& shape, DType dtype) { return filled(shape, 1.0, dtype, "ones"); }
 Tensor zeros_like(const Tensor& t) { return detail::check_defined(t, "zeros_like"), zeros(t.shape(), t.dtype()); }
 Tensor ones_like(const Tensor& t) { return detail::check_defined(t, "ones_like"), ones(t.shape(), t.dtype()); }
 Tensor scalar_tensor(double value, DType dtype) { return full({}, value, dtype); }
@@ -58,7 +74,7 @@ Tensor arange(double start, double end, double step, DType dtype) {
 }
 
 Tensor eye(int64_t n, DType dtype) {
-  Tensor t = zeros({n, n}, dtype);
+  Tensor t = filled({n, n}, 0.0, dtype, "eye");
   detail::dispatch(dtype, [&](auto z) {
     using T = decltype(z);
     T* p = t.data<T>();
@@ -68,9 +84,9 @@ Tensor eye(int64_t n, DType dtype) {
 }
 
 Tensor tensor(const std::vector<double>& values, const Shape& shape, DType dtype) {
-  check<ShapeError>(shape.numel() == int64_t(values.size()), "tensor: {} values do not fill shape {}", values.size(),
-                    shape);
-  Tensor t = empty(shape, dtype);
+  check<ShapeError>(detail::numel_for(shape, "tensor") == int64_t(values.size()), "tensor: {} values do not fill shape {}",
+                    values.size(), shape);
+  Tensor t = detail::empty_for(shape, dtype, "tensor");
   detail::dispatch(dtype, [&](auto z) {
     using T = decltype(z);
     T* p = t.data<T>();
@@ -87,9 +103,9 @@ Tensor tensor(const std::vector<double>& values, DType dtype) {
 }
 
 Tensor index_tensor(const std::vector<int64_t>& values, const Shape& shape) {
-  check<ShapeError>(shape.numel() == int64_t(values.size()), "index_tensor: {} values do not fill shape {}",
-                    values.size(), shape);
-  Tensor t = empty(shape, i64);
+  check<ShapeError>(detail::numel_for(shape, "index_tensor") == int64_t(values.size()),
+                    "index_tensor: {} values do not fill shape {}", values.size(), shape);
+  Tensor t = detail::empty_for(shape, i64, "index_tensor");
   std::copy(values.begin(), values.end(), t.data<int64_t>());
   return t;
 }

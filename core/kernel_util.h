@@ -17,6 +17,13 @@ inline void check_defined(const Tensor& t, const char* op, const char* what = "t
   check<DTypeError>(t.defined(), "{}: {} is undefined (a default-constructed Tensor)", op, what);
 }
 
+/// shape.numel(), its ValueError for a negative size or an element count past int64 prefixed with `op`
+/// ("randn: shape (1, -1): negative size -1"), so that a factory's message names the function called.
+int64_t numel_for(const Shape& shape, const char* op);
+/// tg::empty for the factory `op`: its errors (the sizes above, a byte count past int64, out of memory)
+/// name `op`.
+Tensor empty_for(const Shape& shape, DType dtype, const char* op);
+
 /// Calls f(T{}) with T the C++ type of `t`.
 template <class F>
 decltype(auto) dispatch(DType t, F&& f) {

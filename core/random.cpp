@@ -158,9 +158,9 @@ void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
 
 namespace {
 template <class F>
-Tensor draw(const Shape& shape, DType dtype, Generator* gen, F f) {
+Tensor draw(const Shape& shape, DType dtype, Generator* gen, const char* op, F f) {
   Generator& g = gen ? *gen : default_generator();
-  Tensor t = empty(shape, dtype);
+  Tensor t = detail::empty_for(shape, dtype, op);
   detail::dispatch(dtype, [&](auto z) {
     using T = decltype(z);
     T* p = t.data<T>();
@@ -172,28 +172,33 @@ Tensor draw(const Shape& shape, DType dtype, Generator* gen, F f) {
 
 Tensor randn(const Shape& shape, DType dtype, Generator* gen) {
   check<DTypeError>(is_floating(dtype), "randn: expected f32 or f64, got {}", dtype);
-  return draw(shape, dtype, gen, [](Generator& g) { return g.normal(); });
+  return draw(shape, dtype, gen, "randn", [](Generator& g) { return g.normal(); });
 }
 
 Tensor rand(const Shape& shape, DType dtype, Generator* gen, double low, double high) {
   check<DTypeError>(is_floating(dtype), "rand: expected f32 or f64, got {}", dtype);
   check<ValueError>(std::isfinite(low) && std::isfinite(high) && low <= high,
                     "rand: need finite low <= high, got [{}, {})", low, high);
-  return draw(shape, dtype, gen, [=](Generator& g) { return low + (high - low) * g.uniform(); });
+  return draw(shape, dtype, gen, "rand", [=](Generator& g) { return low + (high - low) * g.uniform(); });
 }
 
 Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator* gen) {
   check<ValueError>(high > low, "randint: need low < high, got [{}, {})", low, high);
   uint64_t span = uint64_t(high) - uint64_t(low);
-  return draw(shape, i64, gen, [=](Generator& g) { return int64_t(uint64_t(low) + g.below(span)); });
+  return draw(shape, i64, gen, "randint", [=](Generator& g) { return int64_t(uint64_t(low) + g.below(span)); });
 }
 
 Tensor bernoulli(const Shape& shape, double p, DType dtype, Generator* gen) {
   check<ValueError>(p >= 0 && p <= 1, "bernoulli: probability must be in [0, 1], got {}", p);
   // One integer comparison per draw (dropout masks are the bulk of all draws): P(next() < t) = t / 2^64.
-  if (p >= 1) return ones(shape, dtype);
+  if (p >= 1) {
+    Tensor t = detail::empty_for(shape, dtype, "bernoulli");
+    t.fill_(1.0);
+    t.storage()->version = 0;  // a fresh tensor, as full() leaves it
+    return t;
+  }
   const uint64_t threshold = uint64_t(std::ldexp(p, 64));
-  return draw(shape, dtype, gen, [=](Generator& g) { return g.next() < threshold ? 1.0 : 0.0; });
+  return draw(shape, dtype, gen, "bernoulli", [=](Generator& g) { return g.next() < threshold ? 1.0 : 0.0; });
 }
 
 Tensor randperm(int64_t n, Generator* gen) {

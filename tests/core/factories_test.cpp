@@ -98,6 +98,6 @@ TEST_CASE("factory errors name the factory and the values") {
 // std::bad_alloc, which the sentiment program printed as "error: std::bad_alloc" for d_model 1e12.
 TEST_CASE("a tensor too large for memory is an Error naming the bytes and the shape, not std::bad_alloc") {
   CHECK_THROWS_WITH_AS(zeros({int64_t(1) << 45}),
-                       "empty: cannot allocate 140737488355328 bytes for shape (35184372088832,) of f32: out of memory",
+                       "zeros: cannot allocate 140737488355328 bytes for shape (35184372088832,) of f32: out of memory",
                        Error);
 }
