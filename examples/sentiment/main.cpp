@@ -126,8 +126,25 @@ void write_logits(Classifier& model, const std::vector<Encoded>& data, const std
   tg::check<tg::Error>(bool(f), "eval: cannot write {}", path);
 }
 
-int run_eval(const std::string& dir, const std::string& data, const std::string& logits_path) {
+// The data `eval` reads when --data is not given: the file the model was trained on, as its checkpoint records
+// it, else the bundled data. An unreadable checkpoint is warned about, not fatal: eval needs only the model.
+std::string trained_data(const std::string& dir, const std::string& fallback) {
+  const std::string path = (std::filesystem::path(dir) / "checkpoint.safetensors").string();
+  if (!std::filesystem::is_regular_file(path)) return fallback;
+  try {
+    std::string recorded = load_checkpoint(path).data_path;  // empty in checkpoints from before it was kept
+    if (recorded.empty()) return fallback;
+    fmt::print("data: {}, the file the model was trained on (from {}; --data overrides)\n", recorded, path);
+    return recorded;
+  } catch (const tg::Error& e) {
+    fmt::print(stderr, "warning: {}; evaluating on {}\n", e.what(), fallback);
+    return fallback;
+  }
+}
+
+int run_eval(const std::string& dir, std::string data, bool data_given, const std::string& logits_path) {
   LoadedModel m = load_model(dir);
+  if (!data_given) data = trained_data(dir, data);
   check_binary(m.config, "model '" + dir + "'");
   Split split = split_reference(read_examples(data));
   std::vector<Encoded> test = encode_for(m, split.test);
@@ -265,7 +282,8 @@ int main(int argc, char** argv) {
                   "the first, naming it (slower)");
   auto* eval = app.add_subcommand("eval", "accuracy, precision, recall, F1 and confusion matrix on the test split");
   eval->add_option("--model", model, "model directory")->required();
-  eval->add_option("--data", data, "TSV/CSV with text and label columns")->capture_default_str();
+  eval->add_option("--data", data, "TSV/CSV with text and label columns (default: the file the model was trained on, "
+                   "as its checkpoint records it, else the bundled data)");
   std::string logits;
   eval->add_option("--logits", logits, "also write the test split's logits, one line per sentence");
   auto* predict = app.add_subcommand("predict", "label and probability for each sentence (arguments or stdin lines)");
@@ -293,7 +311,7 @@ int main(int argc, char** argv) {
                         .config_given = train->count("--config") > 0, .seed_given = train->count("--seed") > 0},
                        epochs, topt, skip);
     }
-    if (*eval) return run_eval(model, data, logits);
+    if (*eval) return run_eval(model, data, eval->count("--data") > 0, logits);
     if (*predict) return run_predict(model, texts);
     if (*blas) return run_blas(suggest);
     return run_attend(model, texts.at(0), svg);

@@ -98,6 +98,12 @@ expect 0 "model written to sub/" train --data data.tsv --config subword.json --e
 grep -qF '"subword_buckets": 64' sub/config.json || fail "sub/config.json does not hold subword_buckets 64"
 expect 0 "an unseen filmmaker" predict --model sub "an unseen filmmaker"
 expect 0 "accuracy" eval --model sub --data data.tsv
+# Without --data, eval reads the file the model was trained on (its checkpoint records it), not the bundled data.
+expect 0 "/data.tsv, the file the model was trained on" eval --model sub
+grep -qF "data.tsv (12 test sentences)" out.txt || fail "eval --model sub did not evaluate data.tsv's 12 test sentences"
+cp -r sub badckpt && printf 'not a checkpoint' >badckpt/checkpoint.safetensors
+expect 0 "warning: " eval --model badckpt  # the model itself is fine: warned, then the bundled data
+grep -qF "(600 test sentences)" out.txt || fail "eval --model badckpt did not fall back to the bundled data"
 expect 0 "written to s.svg" attend --model sub "an unseen filmmaker" --out s.svg
 printf 'good film\n\ndull film\n' >three.txt
 expect 1 "error: predict: sentence 2 of 3 is empty" predict --model run <three.txt
