@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -116,6 +117,40 @@ void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int6
     t_in_parallel = outer;
   });
   t_in_parallel = false;
+}
+
+void parallel_tasks(int64_t n, const std::function<void(int64_t)>& task) {
+  std::unique_lock lock(g_pool_mu, std::defer_lock);
+  const int64_t threads = n > 1 && !t_in_parallel && lock.try_lock() ? std::min<int64_t>(g_threads, n) : 1;
+  if (threads <= 1) {
+    if (lock.owns_lock()) lock.unlock();
+    for (int64_t i = 0; i < n; ++i) task(i);
+    return;
+  }
+  // Dealt out one at a time rather than in fixed ranges: 3 tasks of equal length on 2 threads take 2 task
+  // times either way, but tasks of unequal length balance. Which thread runs a task changes no result.
+  std::atomic<int64_t> next = 0;
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
+  // OpenBLAS's own threads would take the cores these tasks run on (and spin there between tiny GEMMs).
+  const int blas_threads = openblas_get_num_threads();
+  openblas_set_num_threads(1);
+  t_in_parallel = true;
+  pool().run(int(threads), [&](int) {
+    bool outer = t_in_parallel;
+    t_in_parallel = true;
+    for (int64_t i = next++; i < n; i = next++) {
+      try {
+        task(i);
+      } catch (...) {
+        errors[size_t(i)] = std::current_exception();
+      }
+    }
+    t_in_parallel = outer;
+  });
+  t_in_parallel = false;
+  openblas_set_num_threads(blas_threads);
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 BlasInfo blas_info() {

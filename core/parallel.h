@@ -26,6 +26,13 @@ void parallel_for(int64_t n, int64_t grain, F&& f) {
   parallel_for_chunks(n, grain, f);
 }
 
+/// Runs task(0) .. task(n - 1), up to get_num_threads() of them at once on the pool: each task on one
+/// thread, its kernels serial and its BLAS calls single-threaded, so a task computes the same bits whatever
+/// the thread count. Tasks are taken in index order by whichever thread is free, so they must not depend on
+/// each other. An exception from a task is rethrown once all have run (the lowest task's). Serial, in
+/// order, with one thread, one task, inside another parallel region, or while another thread holds the pool.
+void parallel_tasks(int64_t n, const std::function<void(int64_t)>& task);
+
 /// What BLAS we run on: OpenBLAS's build config, its kernel core (e.g. "SkylakeX", "Prescott"), threads,
 /// the core this CPU could use, and a warning when OpenBLAS fell back to a generic core on a CPU with
 /// AVX2/AVX-512 (Debian's OpenBLAS 0.3.21 does so on recent Xeons: several times slower GEMMs).

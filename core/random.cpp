@@ -149,10 +149,17 @@ void Generator::set_state(const std::string& state) {
   std::copy(s, s + 4, s_);
 }
 
+namespace {
+constinit thread_local Generator* t_default = nullptr;  // set by DefaultGeneratorGuard
+}  // namespace
+
 Generator& default_generator() {
   static Generator g(0);
-  return g;
+  return t_default ? *t_default : g;
 }
+
+DefaultGeneratorGuard::DefaultGeneratorGuard(Generator& gen) : previous_(t_default) { t_default = &gen; }
+DefaultGeneratorGuard::~DefaultGeneratorGuard() { t_default = previous_; }
 
 void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
 

@@ -41,8 +41,21 @@ class Generator {
   uint64_t s_[4];
 };
 
-/// The process-wide generator used when none is passed.
+/// The generator used when none is passed: this thread's DefaultGeneratorGuard's, else the process-wide one.
 Generator& default_generator();
+/// RAII: makes `gen` this thread's default generator while it lives (then the previous one again), so that
+/// work run on several threads at once draws each from its own stream (as torch.random.fork_rng does per
+/// block). `gen` must outlive the guard.
+class DefaultGeneratorGuard {
+ public:
+  explicit DefaultGeneratorGuard(Generator& gen);
+  ~DefaultGeneratorGuard();
+  DefaultGeneratorGuard(const DefaultGeneratorGuard&) = delete;
+  DefaultGeneratorGuard& operator=(const DefaultGeneratorGuard&) = delete;
+
+ private:
+  Generator* previous_;
+};
 /// Seeds the default generator.
 void manual_seed(uint64_t seed);
 

@@ -109,6 +109,72 @@ TEST_CASE("a parallel_for nested inside another runs serially and still covers i
   CHECK(total == 4000);
 }
 
+TEST_CASE("parallel_tasks runs every task once, on up to the threads, and restores BLAS's thread count") {
+  ThreadsGuard guard;
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    for (int64_t n : {0, 1, 2, 5}) {
+      CAPTURE(threads);
+      CAPTURE(n);
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      std::atomic<int> running{0}, most{0};
+      std::vector<int> blas(static_cast<size_t>(n));
+      parallel_tasks(n, [&](int64_t i) {
+        most = std::max(most.load(), ++running);
+        blas[size_t(i)] = blas_info().threads;
+        ++hits[size_t(i)];
+        --running;
+      });
+      for (auto& h : hits) CHECK(h == 1);
+      CHECK(most <= threads);
+      if (n > 1) CHECK(blas == std::vector<int>(size_t(n), 1));  // one BLAS thread per task
+      CHECK(blas_info().threads == threads);
+    }
+  }
+}
+
+TEST_CASE("parallel_tasks runs serially in index order with one thread, and inside a parallel region") {
+  ThreadsGuard guard;
+  set_num_threads(1);
+  std::vector<int64_t> order;
+  parallel_tasks(4, [&](int64_t i) { order.push_back(i); });
+  CHECK(order == std::vector<int64_t>{0, 1, 2, 3});
+  set_num_threads(2);
+  std::vector<std::vector<int64_t>> inner(2);
+  parallel_tasks(2, [&](int64_t outer) { parallel_tasks(3, [&](int64_t i) { inner[size_t(outer)].push_back(i); }); });
+  CHECK(inner[0] == std::vector<int64_t>{0, 1, 2});
+  CHECK(inner[1] == std::vector<int64_t>{0, 1, 2});
+}
+
+TEST_CASE("parallel_tasks rethrows the lowest task's exception after running all of them") {
+  ThreadsGuard guard;
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    set_num_threads(threads);
+    std::atomic<int> ran{0};
+    CHECK_THROWS_WITH_AS(parallel_tasks(5, [&](int64_t i) {
+                           ++ran;
+                           if (i == 1 || i == 3) throw ValueError(fmt::format("task {} failed", i));
+                         }),
+                         "task 1 failed", ValueError);
+    CHECK(ran == (threads == 1 ? 2 : 5));  // serial: stops at the first, as a loop would
+    parallel_tasks(3, [&](int64_t) { ++ran; });  // the pool works after a failed region
+    CHECK(ran == (threads == 1 ? 5 : 8));
+  }
+}
+
+TEST_CASE("kernels inside parallel_tasks give the same bits as on one thread") {
+  ThreadsGuard guard;
+  const int64_t n = int64_t(1) << 20;  // run_kernels' views need this size
+  Tensor x = tensor(tg::test::sample(n, 3.0, 3), {n}), y = tensor(tg::test::sample(n, 3.0, 4), {n});
+  set_num_threads(1);
+  const auto one = run_kernels(x, y);
+  set_num_threads(2);
+  std::vector<std::vector<std::vector<double>>> each(3);
+  parallel_tasks(3, [&](int64_t i) { each[size_t(i)] = run_kernels(x, y); });
+  for (const auto& e : each) CHECK(e == one);
+}
+
 TEST_CASE("blas_info names OpenBLAS and its kernel core") {
   BlasInfo info = blas_info();
   CHECK(info.library == "OpenBLAS");

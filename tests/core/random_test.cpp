@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <thread>
 
 #include "core/error.h"
 #include "core/ops.h"
@@ -50,6 +51,30 @@ TEST_CASE("an explicit Generator is independent of the default one") {
   CHECK(b != a);  // the stream moved on
   g.manual_seed(7);
   CHECK(randn({20}, f64, &g).to_vector<double>() == a);
+}
+
+TEST_CASE("DefaultGeneratorGuard makes a generator the default on its thread only, until it ends") {
+  manual_seed(5);
+  const std::vector<double> plain = rand({8}, f64).to_vector<double>();
+  Generator g(11), expected(11);
+  const std::vector<double> from_g = rand({8}, f64, &expected).to_vector<double>();
+  manual_seed(5);
+  std::vector<double> other_thread;
+  {
+    DefaultGeneratorGuard guard(g);
+    CHECK(&default_generator() == &g);
+    CHECK(rand({8}, f64).to_vector<double>() == from_g);
+    std::thread([&] { other_thread = rand({8}, f64).to_vector<double>(); }).join();  // the process-wide one
+    {
+      Generator inner(3);
+      DefaultGeneratorGuard nested(inner);
+      CHECK(&default_generator() == &inner);
+    }
+    CHECK(&default_generator() == &g);  // nested guards restore the previous one
+  }
+  CHECK(other_thread == plain);
+  CHECK(&default_generator() != &g);
+  CHECK(rand({8}, f64).to_vector<double>() != plain);  // the other thread's draws moved the process-wide stream on
 }
 
 TEST_CASE("get_state/set_state resume a stream exactly, also in another generator") {
