@@ -98,6 +98,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& c) {
       {"rng.default", c.default_rng}, {"rng.shuffle", c.shuffle_rng}, {"best_val", fmt::format("{}", c.best_val)},
       {"best_epoch", fmt::format("{}", c.best_epoch)}, {"log", log.dump()}};
   put_prefixed(meta, "optim.", c.optimizer.values);
+  for (size_t k = 0; k < c.member_rngs.size(); ++k) meta[fmt::format("rng.member.{}", k)] = c.member_rngs[k];
   tg::save_safetensors(path, tensors, meta);
 }
 
@@ -116,6 +117,8 @@ Checkpoint load_checkpoint(const std::string& path) {
   c.epoch = r.integer("epoch"), c.step = r.integer("step"), c.rollbacks = r.integer("rollbacks");
   c.lr_scale = r.real("lr_scale");
   c.default_rng = r.text("rng.default"), c.shuffle_rng = r.text("rng.shuffle");
+  for (size_t k = 0; file.metadata.contains(fmt::format("rng.member.{}", k)); ++k)
+    c.member_rngs.push_back(file.metadata.at(fmt::format("rng.member.{}", k)));
   c.best_val = r.real("best_val"), c.best_epoch = r.integer("best_epoch");
   const nlohmann::json log = r.json("log");
   tg::check<tg::ValueError>(log.is_array(), "checkpoint {}: 'log' must be a JSON array", path);

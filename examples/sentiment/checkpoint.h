@@ -27,6 +27,9 @@ struct Checkpoint {
   int64_t rollbacks = 0;
   std::string default_rng;       ///< tg::default_generator(): dropout and word dropout draw from it
   std::string shuffle_rng;       ///< the generator that shuffles the training batches
+  /// An ensemble's member generators (Classifier::generator_states; empty for one network, and in
+  /// checkpoints written before members had their own)
+  std::vector<std::string> member_rngs;
   // What it has: weights, optimizer state (moments, step counts, lrs), keep-best state, metrics so far.
   tg::TensorMap model;
   tg::optim::OptimizerState optimizer;

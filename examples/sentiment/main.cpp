@@ -298,8 +298,9 @@ int main(int argc, char** argv) {
   blas->add_flag("--suggest", suggest, "print only the OPENBLAS_CORETYPE to set, if the current core is a slow fallback");
   // Before or after the subcommand: `sentiment --threads 2 train` and `sentiment train --threads 2`.
   for (CLI::App* a : {&app, train, eval, predict, attend, blas})
-    a->add_option("--threads", threads, fmt::format("threads for kernels and BLAS, at most {} (default: all cores; "
-                  "more than the cores is allowed, as torch.set_num_threads allows it, with a warning)", tg::kMaxThreads))
+    a->add_option("--threads", threads, fmt::format("threads for kernels and BLAS, and for an ensemble's networks, "
+                  "which then run side by side (same results); at most {} (default: all cores; more than the cores "
+                  "is allowed, as torch.set_num_threads allows it, with a warning)", tg::kMaxThreads))
         ->check(whole_number(1));
   CLI11_PARSE(app, argc, argv);
   try {

@@ -99,6 +99,8 @@ std::vector<tg::Variable> Network::attention(const tg::Tensor& tokens, const tg:
 Classifier::Classifier(const ModelConfig& c) : config_(checked(c)) {
   for (int64_t k = 0; k < c.ensemble; ++k) members_.push_back(std::make_unique<Network>(c));
   if (c.ensemble > 1) {
+    // Seeds drawn after every member is initialised, so that the initial weights are as before.
+    for (int64_t k = 0; k < c.ensemble; ++k) generators_.emplace_back(tg::default_generator().next());
     for (auto& m : members_) member_list_.append(*m);
     register_layer("members", member_list_);
     return;
@@ -107,10 +109,36 @@ Classifier::Classifier(const ModelConfig& c) : config_(checked(c)) {
   for (const auto& [name, child] : members_[0]->named_children()) register_layer(name, *child);
 }
 
+void Classifier::for_each_member(const std::function<void(int64_t)>& f) {
+  // The modes are per thread: a pool thread records a graph unless told otherwise.
+  const bool grad = tg::grad_mode_enabled(), anomaly = tg::anomaly_mode_enabled();
+  tg::parallel_tasks(num_members(), [&](int64_t k) {
+    tg::GradModeGuard grad_mode(grad);
+    tg::AnomalyGuard anomaly_mode(anomaly);
+    if (generators_.empty()) return f(k);
+    tg::DefaultGeneratorGuard generator(generators_[size_t(k)]);
+    f(k);
+  });
+}
+
+std::vector<std::string> Classifier::generator_states() const {
+  std::vector<std::string> out;
+  for (const tg::Generator& g : generators_) out.push_back(g.get_state());
+  return out;
+}
+
+void Classifier::set_generator_states(const std::vector<std::string>& states) {
+  tg::check<tg::ValueError>(states.size() == generators_.size(), "Classifier: {} generator states for {} member "
+                            "generators", states.size(), generators_.size());
+  std::vector<tg::Generator> restored = generators_;  // all or nothing: set_state throws for a bad state
+  for (size_t k = 0; k < states.size(); ++k) restored[k].set_state(states[k]);
+  generators_ = std::move(restored);
+}
+
 std::vector<tg::Variable> Classifier::member_logits(const tg::Tensor& tokens, const tg::Tensor& pad_mask,
                                                    const tg::Tensor& subwords) {
-  std::vector<tg::Variable> out;
-  for (auto& m : members_) out.push_back(m->forward(tokens, pad_mask, subwords));
+  std::vector<tg::Variable> out(members_.size());
+  for_each_member([&](int64_t k) { out[size_t(k)] = members_[size_t(k)]->forward(tokens, pad_mask, subwords); });
   return out;
 }
 

@@ -2,7 +2,9 @@
 // The sentiment classifier: token embedding + learned position embedding -> dropout -> Transformer
 // encoder (with the key padding mask) -> pooling over real tokens -> Dense to class logits; optionally an
 // ensemble of several such networks.
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <tensorgrad/tensorgrad.h>
@@ -44,7 +46,10 @@ class Network : public tg::nn::Layer {
 
 /// The model of a ModelConfig: one Network, or with `ensemble` = K > 1, K networks initialised one after
 /// the other ("members.0.token_embedding.weight", ...), each trained on its own loss, whose class
-/// probabilities are averaged (a deep ensemble: Lakshminarayanan et al., NeurIPS 2017).
+/// probabilities are averaged (a deep ensemble: Lakshminarayanan et al., NeurIPS 2017). The members of an
+/// ensemble run side by side on the threads (for_each_member), each drawing its dropout from its own
+/// generator, seeded from the default generator after initialisation; one network draws from the default
+/// generator itself.
 class Classifier : public tg::nn::Layer {
  public:
   /// ValueError as Network's (ensemble < 1 included).
@@ -56,7 +61,15 @@ class Classifier : public tg::nn::Layer {
   int64_t num_members() const { return int64_t(members_.size()); }
   /// Member k (0 <= k < num_members(); std::out_of_range otherwise): training gives each its own loss.
   Network& member(int64_t k) { return *members_.at(size_t(k)); }
-  /// Each member's logits (B, num_classes), K of them, for the same inputs.
+  /// Runs f(k) for every member k, up to tg::get_num_threads() members at once (tg::parallel_tasks), each
+  /// with the calling thread's grad and anomaly modes and, in an ensemble, member k's generator as the
+  /// default generator: the same results whatever the thread count. f must touch member k's state only.
+  void for_each_member(const std::function<void(int64_t)>& f);
+  /// The states of the members' own generators (none for one network), for checkpoints; and their
+  /// restoration: ValueError when the count is not the members' or a state is not a generator state.
+  std::vector<std::string> generator_states() const;
+  void set_generator_states(const std::vector<std::string>& states);
+  /// Each member's logits (B, num_classes), K of them, for the same inputs (computed by for_each_member).
   std::vector<tg::Variable> member_logits(const tg::Tensor& tokens, const tg::Tensor& pad_mask,
                                           const tg::Tensor& subwords = {});
   /// The ensemble's logits (as forward) from the members' logits.
@@ -71,6 +84,7 @@ class Classifier : public tg::nn::Layer {
   using Layer::forward;  // the unary one, which throws: hidden on purpose (clang's -Woverloaded-virtual)
   ModelConfig config_;
   std::vector<std::unique_ptr<Network>> members_;
+  std::vector<tg::Generator> generators_;  // member k's dropout and word dropout; empty for one network
   tg::nn::LayerList member_list_;  // registered as "members" when there are several
 };
 

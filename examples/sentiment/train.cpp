@@ -170,11 +170,12 @@ struct Run {
 // train on. NaN when there is no validation set.
 double validation_accuracy(Run& r) {
   if (r.fold_val.empty()) return accuracy(r.model, r.data.val);
+  std::vector<std::vector<int64_t>> pred(r.fold_val.size());
+  r.model.for_each_member([&](int64_t k) { pred[size_t(k)] = predict_with(r.model.member(k), r.fold_val[size_t(k)]); });
   int64_t ok = 0, n = 0;
-  for (int64_t k = 0; k < r.model.num_members(); ++k) {
-    const std::vector<Encoded>& val = r.fold_val[size_t(k)];
-    const std::vector<int64_t> pred = predict_with(r.model.member(k), val);
-    for (size_t i = 0; i < val.size(); ++i) ok += pred[i] == val[i].label;
+  for (size_t k = 0; k < pred.size(); ++k) {
+    const std::vector<Encoded>& val = r.fold_val[k];
+    for (size_t i = 0; i < val.size(); ++i) ok += pred[k][i] == val[i].label;
     n += int64_t(val.size());
   }
   return double(ok) / double(n);
@@ -185,8 +186,9 @@ Checkpoint snapshot(const Run& r) {
           .data_path = r.data.path, .epoch = r.epoch,
           .step = r.step, .lr_scale = r.lr_scale, .rollbacks = r.rollbacks,
           .default_rng = tg::default_generator().get_state(), .shuffle_rng = r.shuffle_gen.get_state(),
-          .model = r.model.state_dict(), .optimizer = r.opt->state_dict(), .best_val = r.best_val,
-          .best_epoch = r.best_epoch, .best_model = r.best_model, .log = r.log};
+          .member_rngs = r.model.generator_states(), .model = r.model.state_dict(),
+          .optimizer = r.opt->state_dict(), .best_val = r.best_val, .best_epoch = r.best_epoch,
+          .best_model = r.best_model, .log = r.log};
 }
 
 void restore(Run& r, const Checkpoint& c) {
@@ -194,6 +196,7 @@ void restore(Run& r, const Checkpoint& c) {
   r.opt->load_state_dict(c.optimizer);
   tg::default_generator().set_state(c.default_rng);
   r.shuffle_gen.set_state(c.shuffle_rng);
+  r.model.set_generator_states(c.member_rngs);
   r.epoch = c.epoch, r.step = c.step, r.lr_scale = c.lr_scale, r.rollbacks = c.rollbacks;
   r.best_val = c.best_val, r.best_epoch = c.best_epoch, r.best_model = c.best_model, r.log = c.log;
 }
@@ -219,6 +222,9 @@ void check_resumable(const Run& r, const Checkpoint& c) {
   tg::check<tg::ValueError>(c.data_fingerprint == r.fingerprint, "resume: {} was trained on other data (another file, "
                             "split or vocabulary{}): data fingerprint {} there, {} here", r.checkpoint_path,
                             c.data_path.empty() ? "" : "; it read " + c.data_path, c.data_fingerprint, r.fingerprint);
+  tg::check<tg::ValueError>(c.member_rngs.size() == r.model.generator_states().size(), "resume: {} holds {} member "
+                            "generator states for {} ensemble members (written before each member drew from its own "
+                            "generator?)", r.checkpoint_path, c.member_rngs.size(), r.model.generator_states().size());
   tg::check<tg::ValueError>(c.epoch <= r.config.train.epochs, "resume: {} has {} epochs done, more than the {} asked for",
                             r.checkpoint_path, c.epoch, r.config.train.epochs);
 }
@@ -230,29 +236,40 @@ std::string nonfinite_gradient(const Classifier& model) {
   return "";
 }
 
-// One training step: member k on batches[k] (nullptr: that member has no batch at this step). Returns what
-// was not finite (and the step is not applied), or "".
+// One training step: member k on batches[k] (nullptr: that member has no batch at this step), the members
+// side by side on the threads. Returns what was not finite (and the step is not applied), or "".
 std::string train_step(Run& r, const std::vector<const Batch*>& batches, double& loss_sum, int64_t& correct,
                        int64_t& seen) {
   const TrainConfig& t = r.config.train;
-  tg::Variable loss;  // the mean of the members' losses: each member trains on its own, as if alone
-  double member_loss_sum = 0;
-  int64_t members = 0, member_correct = 0, member_seen = 0;
-  for (int64_t k = 0; k < r.model.num_members(); ++k) {
-    const Batch* b = batches[size_t(k)];
-    if (b == nullptr) continue;
-    tg::Variable logits = r.model.member(k).forward(b->tokens, b->pad_mask, b->subwords);  // (B, C)
-    tg::Variable member_loss = tg::cross_entropy(logits, b->labels, {.label_smoothing = t.label_smoothing});
-    loss = loss ? loss + member_loss : member_loss, ++members;
-    member_loss_sum += member_loss.item() * double(b->size());
-    member_correct += correct_count(logits.value(), b->labels), member_seen += b->size();
-  }
-  if (members > 1) loss = loss / double(members);
-  const double l = loss.item();
-  if (!std::isfinite(l)) return fmt::format("loss is {}", std::isnan(l) ? "nan" : l > 0 ? "inf" : "-inf");  // not "-nan"
+  int64_t members = 0;
+  for (const Batch* b : batches) members += b != nullptr;
+  struct MemberStep {
+    double loss = 0;  // the member's mean loss over its batch
+    int64_t correct = 0;
+  };
+  std::vector<MemberStep> out(batches.size());
   r.opt->zero_grad();
-  loss.backward();
-  if (std::string bad = nonfinite_gradient(r.model); !bad.empty()) return fmt::format("{} (loss {:.6g})", bad, l);
+  // Each member's loss is divided by the members at this step: the gradient of their mean loss, each member
+  // trained on its own as if alone. A member's backward touches only its own parameters' gradients.
+  r.model.for_each_member([&](int64_t k) {
+    const Batch* b = batches[size_t(k)];
+    if (b == nullptr) return;
+    tg::Variable logits = r.model.member(k).forward(b->tokens, b->pad_mask, b->subwords);  // (B, C)
+    tg::Variable loss = tg::cross_entropy(logits, b->labels, {.label_smoothing = t.label_smoothing});
+    out[size_t(k)] = {loss.item(), correct_count(logits.value(), b->labels)};
+    if (std::isfinite(out[size_t(k)].loss)) (members > 1 ? loss / double(members) : loss).backward();
+  });
+  double member_loss_sum = 0, mean_loss = 0;  // over sentences; over members (what the step minimises)
+  int64_t member_correct = 0, member_seen = 0;
+  for (size_t k = 0; k < batches.size(); ++k) {
+    if (batches[k] == nullptr) continue;
+    const double l = out[k].loss;
+    if (!std::isfinite(l)) return fmt::format("loss is {}", std::isnan(l) ? "nan" : l > 0 ? "inf" : "-inf");  // not "-nan"
+    member_loss_sum += l * double(batches[k]->size()), mean_loss += l / double(members);
+    member_correct += out[k].correct, member_seen += batches[k]->size();
+  }
+  if (std::string bad = nonfinite_gradient(r.model); !bad.empty())
+    return fmt::format("{} (loss {:.6g})", bad, mean_loss);
   if (t.clip_grad_norm > 0) tg::optim::clip_grad_norm(r.model.parameters(), t.clip_grad_norm);
   r.opt->step();
   ++r.step;

@@ -26,6 +26,7 @@ Checkpoint sample_checkpoint(int64_t epoch, float weight) {
   c.data_path = "/data/sentences.tsv";
   c.epoch = epoch, c.step = 6 * epoch, c.lr_scale = 0.1 * 0.1 * 0.1, c.rollbacks = 3;  // not a short decimal
   c.default_rng = gen.get_state(), c.shuffle_rng = tg::Generator(4).get_state();
+  for (uint64_t k = 0; k < 12; ++k) c.member_rngs.push_back(tg::Generator(10 + k).get_state());  // past 2 digits
   c.model = {{"w", tg::full({64, 64}, weight)}};
   c.optimizer = {{{"0.exp_avg", tg::full({64, 64}, weight / 3)}}, {{"optimizer", "Adam"}, {"0.step", "6"}}};
   c.best_val = 2.0 / 3, c.best_epoch = epoch;
@@ -71,6 +72,7 @@ TEST_CASE("a checkpoint reads back bit-exact: tensors, counters, generator state
   CHECK(r.rollbacks == 3);
   CHECK(r.default_rng == c.default_rng);
   CHECK(r.shuffle_rng == c.shuffle_rng);
+  CHECK(r.member_rngs == c.member_rngs);
   CHECK(r.best_val == c.best_val);
   CHECK(r.model.at("w").to_vector<float>() == c.model.at("w").to_vector<float>());
   CHECK(r.best_model.at("w").to_vector<float>() == c.best_model.at("w").to_vector<float>());

@@ -155,6 +155,17 @@ TEST_CASE("an ensemble run stopped after epoch 3 of 4 and resumed ends bit-equal
                      b = load_checkpoint(whole_dir + "/checkpoint.safetensors");
     check_bit_equal(a.model, b.model);
     check_bit_equal(a.optimizer.tensors, b.optimizer.tensors);
+    REQUIRE(a.member_rngs.size() == 2);  // each member's dropout stream, resumed where it was
+    CHECK(a.member_rngs == b.member_rngs);
+    CHECK(after3.member_rngs != b.member_rngs);
+    // A checkpoint without the members' generators (written before members had their own) cannot resume exactly.
+    Checkpoint old = after3;
+    old.member_rngs.clear();
+    const std::string old_dir = (tmp.path / "old").string();
+    std::filesystem::create_directories(old_dir);
+    save_checkpoint(old_dir + "/checkpoint.safetensors", old);
+    CHECK_THROWS_WITH_AS(train(c, data, {.out_dir = old_dir, .seed = 7, .verbose = false, .resume = true}),
+                         doctest::Contains("holds 0 member generator states for 2 ensemble members"), tg::ValueError);
     CHECK(after3.model.at("members.1.classifier.weight").to_vector<float>() !=
           b.model.at("members.1.classifier.weight").to_vector<float>());  // the last epoch changed the weights
   }
