@@ -1,10 +1,12 @@
 // Matrix products on OpenBLAS. A 2-D operand whose view is a transposed contiguous matrix is passed to
 // cblas_?gemm with a transpose flag instead of being copied; batch dims broadcast as in PyTorch's matmul
-// and each batch entry is one GEMM call.
+// and each batch entry is one GEMM call. Small f32 products go to our own kernel where it gives OpenBLAS's
+// bits (sgemm_small.cpp).
 #include <cblas.h>
 
 #include "core/kernel_util.h"
 #include "core/ops.h"
+#include "core/sgemm_small.h"
 
 namespace tg {
 namespace {
@@ -29,9 +31,12 @@ template <class T>
 void gemm(const BlasMat& a, const BlasMat& b, int64_t a_at, int64_t b_at, T* c, int64_t M, int64_t N, int64_t K) {
   const T* pa = a.t.template data<T>() + a_at;
   const T* pb = b.t.template data<T>() + b_at;
-  if constexpr (std::is_same_v<T, float>)
+  if constexpr (std::is_same_v<T, float>) {
+    const bool ta = a.trans == CblasTrans, tb = b.trans == CblasTrans;
+    if (detail::sgemm_small_matches_blas(ta, tb, M, N, K))
+      return detail::sgemm_small(ta, tb, M, N, K, pa, a.ld, pb, b.ld, c, N);
     cblas_sgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0f, pa, a.ld, pb, b.ld, 0.0f, c, std::max<int64_t>(N, 1));
-  else
+  } else
     cblas_dgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0, pa, a.ld, pb, b.ld, 0.0, c, std::max<int64_t>(N, 1));
 }
 

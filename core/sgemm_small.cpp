@@ -1,0 +1,119 @@
+// Small f32 GEMMs without OpenBLAS's per-call costs (packing both operands, zeroing C with sgemm_beta, the
+// level-3 driver), for the tiny products of small transformers: 64 x 64 weights, per-head (S x 16) @ (16 x S).
+//
+// Every published result was computed with OpenBLAS's summation order, so this path is taken only where it
+// gives the same bits. Debian's OpenBLAS 0.3.21 on its SkylakeX core sums each element of C over k in order
+// with one FMA per term into one accumulator started at +0 (its small-matrix kernels, and its level-3 kernel
+// within one K block), except where measured otherwise below. Found by comparing with cblas_sgemm bit for
+// bit over a sweep of shapes (tests/core/sgemm_small_test.cpp runs that sweep on every build):
+//  - K > 448 (SGEMM_DEFAULT_Q): the level-3 driver splits k into blocks and adds their sums, at places that
+//    depend on its thread count (K = 593: 304 + 289 with one thread, 297 + 296 with two);
+//  - its small-matrix kernels (M·N·K <= 100^3) for row-major A @ B sum "dot style" in 16 lanes reduced by a
+//    tree when N % 16 is 1..8 and K >= 32, and for row-major A @ Bᵀ always when M·N <= 1200 and K >= 32;
+//  - other cores (Haswell, Prescott, ...) have other kernels, so nothing is taken over there.
+// Where C's sum is -0 (every product an underflow to -0), the level-3 path stores it onto a zeroed C and
+// gives +0, the small-matrix kernels store -0: the store below does the same.
+#include "core/sgemm_small.h"
+
+#include <cblas.h>
+#include <immintrin.h>
+
+#include <array>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace tg::detail {
+namespace {
+
+constexpr int64_t kMaxK = 448;                  // OpenBLAS SkylakeX SGEMM_DEFAULT_Q
+constexpr double kSmallMNK = 100.0 * 100 * 100;  // sgemm_small_matrix_permit's limit
+
+bool core_is_skylakex() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && std::strcmp(openblas_get_corename(), "SkylakeX") == 0;
+  }();
+  return yes;
+}
+
+// MR rows x NV vectors of 16 columns of C: acc = fma(A(i, k), B(k, j), acc) for k = 0..K-1. A(i, k) is
+// a[i·ai + k·ak]; B's rows are contiguous (b[k·ldb + j]); the last vector's columns are masked by `last`.
+template <int MR, int NV>
+[[gnu::target("avx512f")]] void block(const float* a, int64_t ai, int64_t ak, const float* b, int64_t ldb,
+                                      float* c, int64_t ldc, int64_t K, __mmask16 last, bool onto_zero) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < K; ++k) {
+    __m512 bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      bv[v] = v + 1 < NV ? _mm512_loadu_ps(b + k * ldb + 16 * v) : _mm512_maskz_loadu_ps(last, b + k * ldb + 16 * v);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      __m512 av = _mm512_set1_ps(a[r * ai + k * ak]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
+    }
+  }
+  const __m512 zero = _mm512_setzero_ps();
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      __m512 x = onto_zero ? _mm512_add_ps(zero, acc[r][v]) : acc[r][v];  // +0 + -0 = +0, as on a zeroed C
+      if (v + 1 < NV) _mm512_storeu_ps(c + r * ldc + 16 * v, x);
+      else _mm512_mask_storeu_ps(c + r * ldc + 16 * v, last, x);
+    }
+}
+
+using BlockFn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t, int64_t, __mmask16,
+                         bool);
+// Rows per block for NV vectors of columns: enough accumulators to cover the FMA latency (4 cycles at 2 per
+// cycle), at most 24 of them plus NV rows of B and a broadcast in the 32 zmm registers.
+constexpr int kRows[5] = {0, 12, 8, 6, 6};
+template <int NV, size_t... R>
+constexpr std::array<BlockFn, sizeof...(R)> blocks_for(std::index_sequence<R...>) {
+  return {block<int(R) + 1, NV>...};
+}
+template <int NV>
+constexpr auto kBlocksFor = blocks_for<NV>(std::make_index_sequence<kRows[NV]>());
+const BlockFn* const kBlocks[5] = {nullptr, kBlocksFor<1>.data(), kBlocksFor<2>.data(), kBlocksFor<3>.data(),
+                                   kBlocksFor<4>.data()};
+
+}  // namespace
+
+bool sgemm_small_matches_blas(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
+  if (!core_is_skylakex() || K < 1 || K > kMaxK || M < 1 || N < 1) return false;
+  if (double(M) * double(N) * double(K) > kSmallMNK || K < 32) return true;
+  if (!trans_a && !trans_b) return N % 16 == 0 || N % 16 > 8;  // else the dot-style remainder kernel
+  if (!trans_a && trans_b) return M * N > 1200;                 // else the dot-style "TN" small kernel
+  return true;
+}
+
+void sgemm_small(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+                 const float* b, int64_t ldb, float* c, int64_t ldc) {
+  // Bᵀ stored (N x K) is copied to (K x N) so that each k reads a contiguous row of B.
+  thread_local std::vector<float> packed;
+  if (trans_b) {
+    packed.resize(size_t(K * N));
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t k = 0; k < K; ++k) packed[size_t(k * N + j)] = b[j * ldb + k];
+    b = packed.data(), ldb = N;
+  }
+  const int64_t ai = trans_a ? 1 : lda, ak = trans_a ? lda : 1;
+  const bool onto_zero = double(M) * double(N) * double(K) > kSmallMNK;
+  for (int64_t j = 0; j < N; j += 64) {
+    const int64_t cols = std::min<int64_t>(64, N - j), nv = (cols + 15) / 16;
+    const __mmask16 last = __mmask16((1u << (cols - 16 * (nv - 1))) - 1);
+    for (int64_t i = 0; i < M; i += kRows[nv]) {
+      const int64_t rows = std::min<int64_t>(kRows[nv], M - i);
+      kBlocks[nv][rows - 1](a + i * ai, ai, ak, b + j, ldb, c + i * ldc + j, ldc, K, last, onto_zero);
+    }
+  }
+}
+
+}  // namespace tg::detail

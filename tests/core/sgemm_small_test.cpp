@@ -1,0 +1,114 @@
+// Our small f32 GEMM against OpenBLAS's cblas_sgemm, bit for bit, over a sweep of shapes and all four
+// transpositions: every published result was computed with OpenBLAS's sums, so the kernel may take only the
+// shapes for which it gives the same bits (core/sgemm_small.cpp says which and why).
+#include <doctest/doctest.h>
+#include <cblas.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/sgemm_small.h"
+
+using namespace tg::detail;
+
+namespace {
+
+struct Case {
+  bool trans_a, trans_b;
+  int64_t M, N, K;
+};
+
+// cblas_sgemm and sgemm_small on the same operands (leading dims padded, as views give them); true when
+// their C's bits are equal. `fill` draws A's and B's elements.
+template <class Fill>
+bool same_bits(const Case& c, Fill&& fill) {
+  const int64_t lda = (c.trans_a ? c.M : c.K) + 3, ldb = (c.trans_b ? c.K : c.N) + 1;
+  std::vector<float> a(size_t(lda * (c.trans_a ? c.K : c.M))), b(size_t(ldb * (c.trans_b ? c.N : c.K)));
+  for (float& x : a) x = fill();
+  for (float& x : b) x = fill();
+  std::vector<float> want(size_t(c.M * c.N), 7.0f), got(size_t(c.M * c.N), 5.0f);
+  cblas_sgemm(CblasRowMajor, c.trans_a ? CblasTrans : CblasNoTrans, c.trans_b ? CblasTrans : CblasNoTrans, int(c.M),
+              int(c.N), int(c.K), 1.0f, a.data(), int(lda), b.data(), int(ldb), 0.0f, want.data(), int(c.N));
+  sgemm_small(c.trans_a, c.trans_b, c.M, c.N, c.K, a.data(), lda, b.data(), ldb, got.data(), c.N);
+  return std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0;
+}
+
+bool active() { return sgemm_small_matches_blas(false, false, 64, 64, 64); }
+std::string off_message() {
+  return std::string("sgemm_small is off here (OpenBLAS core ") + openblas_get_corename() + "): nothing to compare";
+}
+
+}  // namespace
+
+TEST_CASE("sgemm_small gives cblas_sgemm's bits on every shape it takes") {
+  if (!active()) {
+    MESSAGE(off_message());
+    return;
+  }
+  const int64_t dims[] = {1, 2, 3, 5, 8, 9, 15, 16, 17, 24, 25, 31, 32, 33, 48, 63, 64, 65, 100, 128, 129, 1024};
+  const int64_t ks[] = {1, 2, 3, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 128, 255, 447, 448};
+  // Normal values at several scales, a sixth of them zero (ReLU outputs, masked attention weights), drawn
+  // once and dealt out in turn (drawing each element took most of the test's time).
+  std::mt19937 gen(7);
+  std::normal_distribution<float> normal;
+  std::vector<float> pool(100003);
+  for (float& x : pool) {
+    const int scale = int(gen() % 6);
+    x = scale == 0 ? 0.0f : normal(gen) * float(scale);
+  }
+  size_t next = 0;
+  auto fill = [&] { return pool[next++ % pool.size()]; };
+  int taken = 0;
+  for (int t = 0; t < 4; ++t)
+    for (int64_t M : dims)
+      for (int64_t N : dims)
+        for (int64_t K : ks) {
+          const Case c{(t & 1) != 0, (t & 2) != 0, M, N, K};
+          if (double(M) * double(N) * double(K) > 1.5e6 || !sgemm_small_matches_blas(c.trans_a, c.trans_b, M, N, K))
+            continue;
+          ++taken;
+          CAPTURE(c.trans_a);
+          CAPTURE(c.trans_b);
+          CAPTURE(M);
+          CAPTURE(N);
+          CAPTURE(K);
+          REQUIRE(same_bits(c, fill));
+        }
+  CHECK(taken > 4000);
+}
+
+TEST_CASE("sgemm_small keeps the sign of a zero sum as OpenBLAS does on each of its paths") {
+  if (!active()) {
+    MESSAGE(off_message());
+    return;
+  }
+  // Every product underflows to -0: the small-matrix kernels store the sum's -0, the level-3 path adds it
+  // to a zeroed C and stores +0. Shapes on both sides of M·N·K = 100^3.
+  std::mt19937 gen(3);
+  auto tiny = [&] { return (gen() % 2 ? 1e-30f : -1e-30f) * (gen() % 2 ? 1.0f : -1.0f); };
+  for (const Case& c : {Case{false, false, 16, 16, 16}, Case{true, false, 64, 64, 200}, Case{false, true, 1024, 64, 64},
+                        Case{false, false, 1024, 64, 64}, Case{true, true, 33, 17, 5}}) {
+    CAPTURE(c.M);
+    CAPTURE(c.N);
+    CAPTURE(c.K);
+    REQUIRE(sgemm_small_matches_blas(c.trans_a, c.trans_b, c.M, c.N, c.K));
+    CHECK(same_bits(c, tiny));
+  }
+}
+
+TEST_CASE("sgemm_small refuses the shapes OpenBLAS sums in another order") {
+  // K beyond one K block (448): OpenBLAS adds the blocks' sums, split by its thread count.
+  CHECK_FALSE(sgemm_small_matches_blas(true, false, 64, 64, 449));
+  CHECK_FALSE(sgemm_small_matches_blas(true, false, 64, 64, 1536));
+  // Small-matrix kernels that sum in 16 lanes: A @ B with N % 16 in 1..8 and K >= 32; A @ Bᵀ with M·N <= 1200.
+  CHECK_FALSE(sgemm_small_matches_blas(false, false, 4, 8, 32));
+  CHECK_FALSE(sgemm_small_matches_blas(false, false, 32, 17, 64));
+  CHECK_FALSE(sgemm_small_matches_blas(false, true, 25, 25, 32));
+  CHECK_FALSE(sgemm_small_matches_blas(false, false, 0, 8, 8));
+  if (!active()) return;
+  CHECK(sgemm_small_matches_blas(false, false, 32, 16, 32));
+  CHECK(sgemm_small_matches_blas(false, true, 32, 32, 16));
+  CHECK(sgemm_small_matches_blas(false, true, 1024, 64, 64));
+}
