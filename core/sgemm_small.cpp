@@ -6,10 +6,12 @@
 // with one FMA per term into one accumulator started at +0 (its small-matrix kernels, and its level-3 kernel
 // within one K block), except where measured otherwise below. Found by comparing with cblas_sgemm bit for
 // bit over a sweep of shapes (tests/core/sgemm_small_test.cpp runs that sweep on every build):
-//  - K > 448 (SGEMM_DEFAULT_Q): the level-3 driver splits k into blocks and adds their sums, at places that
-//    depend on its thread count (K = 593: 304 + 289 with one thread, 297 + 296 with two);
+//  - K > 448 (SGEMM_DEFAULT_Q) on the level-3 path: the driver sums k in blocks and adds the blocks' sums
+//    into C. With one thread the blocks follow driver/level3/level3.c (next_block below: K = 593 is
+//    304 + 289); with more they are split otherwise (297 + 296), so those products stay on OpenBLAS;
 //  - its small-matrix kernels (M·N·K <= 100^3) for row-major A @ B sum "dot style" in 16 lanes reduced by a
-//    tree when N % 16 is 1..8 and K >= 32, and for row-major A @ Bᵀ always when M·N <= 1200 and K >= 32;
+//    tree when N % 16 is 1..8 and K >= 32, and for row-major A @ Bᵀ always (taken when M·N <= 1200 and
+//    K >= 32);
 //  - other cores (Haswell, Prescott, ...) have other kernels, so nothing is taken over there.
 // Where C's sum is -0 (every product an underflow to -0), the level-3 path stores it onto a zeroed C and
 // gives +0, the small-matrix kernels store -0: the store below does the same.
@@ -26,7 +28,7 @@
 namespace tg::detail {
 namespace {
 
-constexpr int64_t kMaxK = 448;                  // OpenBLAS SkylakeX SGEMM_DEFAULT_Q
+constexpr int64_t kBlockK = 448;                // OpenBLAS SkylakeX SGEMM_DEFAULT_Q
 constexpr double kSmallMNK = 100.0 * 100 * 100;  // sgemm_small_matrix_permit's limit
 
 bool core_is_skylakex() {
@@ -37,11 +39,15 @@ bool core_is_skylakex() {
   return yes;
 }
 
+// How a block's sums reach C: stored as they are (small-matrix kernels), added to a zeroed C (the level-3
+// kernel on the first K block), or added to C (the next K blocks).
+enum class Store { sum, onto_zero, add };
+
 // MR rows x NV vectors of 16 columns of C: acc = fma(A(i, k), B(k, j), acc) for k = 0..K-1. A(i, k) is
 // a[i·ai + k·ak]; B's rows are contiguous (b[k·ldb + j]); the last vector's columns are masked by `last`.
 template <int MR, int NV>
 [[gnu::target("avx512f")]] void block(const float* a, int64_t ai, int64_t ak, const float* b, int64_t ldb,
-                                      float* c, int64_t ldc, int64_t K, __mmask16 last, bool onto_zero) {
+                                      float* c, int64_t ldc, int64_t K, __mmask16 last, Store store) {
   __m512 acc[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
@@ -59,19 +65,21 @@ template <int MR, int NV>
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
     }
   }
-  const __m512 zero = _mm512_setzero_ps();
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
-      __m512 x = onto_zero ? _mm512_add_ps(zero, acc[r][v]) : acc[r][v];  // +0 + -0 = +0, as on a zeroed C
-      if (v + 1 < NV) _mm512_storeu_ps(c + r * ldc + 16 * v, x);
-      else _mm512_mask_storeu_ps(c + r * ldc + 16 * v, last, x);
+      float* to = c + r * ldc + 16 * v;
+      __m512 x = acc[r][v];
+      if (store == Store::onto_zero) x = _mm512_add_ps(_mm512_setzero_ps(), x);  // +0 + -0 = +0
+      if (store == Store::add) x = _mm512_add_ps(_mm512_maskz_loadu_ps(v + 1 < NV ? 0xffff : last, to), x);
+      if (v + 1 < NV) _mm512_storeu_ps(to, x);
+      else _mm512_mask_storeu_ps(to, last, x);
     }
 }
 
 using BlockFn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t, int64_t, __mmask16,
-                         bool);
+                         Store);
 // Rows per block for NV vectors of columns: enough accumulators to cover the FMA latency (4 cycles at 2 per
 // cycle), at most 24 of them plus NV rows of B and a broadcast in the 32 zmm registers.
 constexpr int kRows[5] = {0, 12, 8, 6, 6};
@@ -84,14 +92,29 @@ constexpr auto kBlocksFor = blocks_for<NV>(std::make_index_sequence<kRows[NV]>()
 const BlockFn* const kBlocks[5] = {nullptr, kBlocksFor<1>.data(), kBlocksFor<2>.data(), kBlocksFor<3>.data(),
                                    kBlocksFor<4>.data()};
 
+// Whether OpenBLAS's interface (interface/gemm.c, sgemm_small_matrix_permit) takes its small-matrix kernels
+// rather than the level-3 driver. Row-major A @ Bᵀ is its column-major "TN" case.
+bool small_kernels(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
+  if (double(M) * double(N) * double(K) > kSmallMNK) return false;
+  return !(!trans_a && trans_b && (M * N > 1200 || K < 32));
+}
+
+// The level-3 driver's K blocks with one thread (driver/level3/level3.c): a whole block while 2 or more
+// remain, then the rest in one block, or in two halves (the first rounded up to 16) if it is over one block.
+int64_t next_block(int64_t rest) {
+  if (rest >= 2 * kBlockK) return kBlockK;
+  return rest > kBlockK ? (rest / 2 + 15) / 16 * 16 : rest;
+}
+
 }  // namespace
 
 bool sgemm_small_matches_blas(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
-  if (!core_is_skylakex() || K < 1 || K > kMaxK || M < 1 || N < 1) return false;
-  if (double(M) * double(N) * double(K) > kSmallMNK || K < 32) return true;
+  if (!core_is_skylakex() || K < 1 || M < 1 || N < 1) return false;
+  if (!small_kernels(trans_a, trans_b, M, N, K))
+    return K <= kBlockK || openblas_get_num_threads() == 1;  // K blocks are known for one thread only
+  if (K < 32) return true;
   if (!trans_a && !trans_b) return N % 16 == 0 || N % 16 > 8;  // else the dot-style remainder kernel
-  if (!trans_a && trans_b) return M * N > 1200;                 // else the dot-style "TN" small kernel
-  return true;
+  return !(!trans_a && trans_b);                                // the "TN" small kernel is dot-style
 }
 
 void sgemm_small(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
@@ -105,14 +128,20 @@ void sgemm_small(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, co
     b = packed.data(), ldb = N;
   }
   const int64_t ai = trans_a ? 1 : lda, ak = trans_a ? lda : 1;
-  const bool onto_zero = double(M) * double(N) * double(K) > kSmallMNK;
-  for (int64_t j = 0; j < N; j += 64) {
-    const int64_t cols = std::min<int64_t>(64, N - j), nv = (cols + 15) / 16;
-    const __mmask16 last = __mmask16((1u << (cols - 16 * (nv - 1))) - 1);
-    for (int64_t i = 0; i < M; i += kRows[nv]) {
-      const int64_t rows = std::min<int64_t>(kRows[nv], M - i);
-      kBlocks[nv][rows - 1](a + i * ai, ai, ak, b + j, ldb, c + i * ldc + j, ldc, K, last, onto_zero);
+  const bool level3 = !small_kernels(trans_a, trans_b, M, N, K);  // else one block
+  for (int64_t k0 = 0; k0 < K;) {
+    const int64_t kl = level3 ? next_block(K - k0) : K;
+    const Store store = !level3 ? Store::sum : k0 == 0 ? Store::onto_zero : Store::add;
+    for (int64_t j = 0; j < N; j += 64) {
+      const int64_t cols = std::min<int64_t>(64, N - j), nv = (cols + 15) / 16;
+      const __mmask16 last = __mmask16((1u << (cols - 16 * (nv - 1))) - 1);
+      for (int64_t i = 0; i < M; i += kRows[nv]) {
+        const int64_t rows = std::min<int64_t>(kRows[nv], M - i);
+        kBlocks[nv][rows - 1](a + i * ai + k0 * ak, ai, ak, b + k0 * ldb + j, ldb, c + i * ldc + j, ldc, kl, last,
+                              store);
+      }
     }
+    k0 += kl;
   }
 }
 

@@ -6,11 +6,12 @@ namespace tg::detail {
 
 /// Whether sgemm_small computes C = op(A) @ op(B) (row-major, M x N, inner dim K) bit for bit as OpenBLAS's
 /// cblas_sgemm would with alpha 1, beta 0: only on OpenBLAS's SkylakeX core, on a CPU with AVX-512, and only
-/// for the shapes for which that core's kernels sum each element over k in order with one FMA per term.
+/// for the shapes for which that core's kernels sum each element over k in order with one FMA per term (in
+/// K blocks of OpenBLAS's level-3 driver, known with one OpenBLAS thread).
 bool sgemm_small_matches_blas(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K);
 
 /// C (M x N, row stride ldc) = op(A) @ op(B) with one FMA per term, k in order, into one accumulator per
-/// element. A is (M x K) with row stride lda, or (K x M) if trans_a; B is (K x N) with row stride ldb, or
+/// element and K block. A is (M x K) with row stride lda, or (K x M) if trans_a; B is (K x N) with row stride ldb, or
 /// (N x K) if trans_b. Only call it where sgemm_small_matches_blas says so (it needs AVX-512).
 void sgemm_small(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                  const float* b, int64_t ldb, float* c, int64_t ldc);

@@ -76,7 +76,25 @@ TEST_CASE("sgemm_small gives cblas_sgemm's bits on every shape it takes") {
           CAPTURE(K);
           REQUIRE(same_bits(c, fill));
         }
-  CHECK(taken > 4000);
+  // Beyond one K block (448): the level-3 driver's blocks, with one OpenBLAS thread.
+  const int threads = openblas_get_num_threads();
+  openblas_set_num_threads(1);
+  for (int t = 0; t < 4; ++t)
+    for (int64_t M : {1, 16, 17, 64, 65})
+      for (int64_t N : {1, 16, 31, 64, 128})
+        for (int64_t K : {449, 500, 896, 897, 1024, 1536}) {
+          const Case c{(t & 1) != 0, (t & 2) != 0, M, N, K};
+          if (!sgemm_small_matches_blas(c.trans_a, c.trans_b, M, N, K)) continue;
+          ++taken;
+          CAPTURE(c.trans_a);
+          CAPTURE(c.trans_b);
+          CAPTURE(M);
+          CAPTURE(N);
+          CAPTURE(K);
+          REQUIRE(same_bits(c, fill));
+        }
+  openblas_set_num_threads(threads);
+  CHECK(taken > 4400);
 }
 
 TEST_CASE("sgemm_small keeps the sign of a zero sum as OpenBLAS does on each of its paths") {
@@ -99,9 +117,6 @@ TEST_CASE("sgemm_small keeps the sign of a zero sum as OpenBLAS does on each of 
 }
 
 TEST_CASE("sgemm_small refuses the shapes OpenBLAS sums in another order") {
-  // K beyond one K block (448): OpenBLAS adds the blocks' sums, split by its thread count.
-  CHECK_FALSE(sgemm_small_matches_blas(true, false, 64, 64, 449));
-  CHECK_FALSE(sgemm_small_matches_blas(true, false, 64, 64, 1536));
   // Small-matrix kernels that sum in 16 lanes: A @ B with N % 16 in 1..8 and K >= 32; A @ Bᵀ with M·N <= 1200.
   CHECK_FALSE(sgemm_small_matches_blas(false, false, 4, 8, 32));
   CHECK_FALSE(sgemm_small_matches_blas(false, false, 32, 17, 64));
@@ -111,4 +126,11 @@ TEST_CASE("sgemm_small refuses the shapes OpenBLAS sums in another order") {
   CHECK(sgemm_small_matches_blas(false, false, 32, 16, 32));
   CHECK(sgemm_small_matches_blas(false, true, 32, 32, 16));
   CHECK(sgemm_small_matches_blas(false, true, 1024, 64, 64));
+  // K beyond one K block (448) on the level-3 path: OpenBLAS adds the blocks' sums, split by its thread count.
+  const int threads = openblas_get_num_threads();
+  openblas_set_num_threads(1);
+  CHECK(sgemm_small_matches_blas(true, false, 64, 64, 1536));
+  openblas_set_num_threads(2);
+  if (openblas_get_num_threads() == 2) CHECK_FALSE(sgemm_small_matches_blas(true, false, 64, 64, 1536));
+  openblas_set_num_threads(threads);
 }
