@@ -30,6 +30,8 @@ namespace {
 
 constexpr int64_t kBlockK = 448;                // OpenBLAS SkylakeX SGEMM_DEFAULT_Q
 constexpr double kSmallMNK = 100.0 * 100 * 100;  // sgemm_small_matrix_permit's limit
+constexpr double kThreadMNK = 65536.0 * 4;       // OpenBLAS runs a product on one thread up to here
+constexpr double kMaxMNK = 256.0 * 256 * 256;    // from here OpenBLAS's cache blocking wins: left to it
 
 bool core_is_skylakex() {
   static const bool yes = [] {
@@ -110,8 +112,12 @@ int64_t next_block(int64_t rest) {
 
 bool sgemm_small_matches_blas(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
   if (!core_is_skylakex() || K < 1 || M < 1 || N < 1) return false;
+  const double mnk = double(M) * double(N) * double(K);
+  if (mnk >= kMaxMNK) return false;
+  // The level-3 path: products OpenBLAS would spread over its threads stay there (ours runs on one), and
+  // its K blocks are known for one thread only.
   if (!small_kernels(trans_a, trans_b, M, N, K))
-    return K <= kBlockK || openblas_get_num_threads() == 1;  // K blocks are known for one thread only
+    return openblas_get_num_threads() == 1 || (mnk <= kThreadMNK && K <= kBlockK);
   if (K < 32) return true;
   if (!trans_a && !trans_b) return N % 16 == 0 || N % 16 > 8;  // else the dot-style remainder kernel
   return !(!trans_a && trans_b);                                // the "TN" small kernel is dot-style

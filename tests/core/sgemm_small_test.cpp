@@ -60,6 +60,9 @@ TEST_CASE("sgemm_small gives cblas_sgemm's bits on every shape it takes") {
   }
   size_t next = 0;
   auto fill = [&] { return pool[next++ % pool.size()]; };
+  // One OpenBLAS thread: with more, products it would spread over them stay on it (see the last test).
+  const int threads = openblas_get_num_threads();
+  openblas_set_num_threads(1);
   int taken = 0;
   for (int t = 0; t < 4; ++t)
     for (int64_t M : dims)
@@ -76,9 +79,7 @@ TEST_CASE("sgemm_small gives cblas_sgemm's bits on every shape it takes") {
           CAPTURE(K);
           REQUIRE(same_bits(c, fill));
         }
-  // Beyond one K block (448): the level-3 driver's blocks, with one OpenBLAS thread.
-  const int threads = openblas_get_num_threads();
-  openblas_set_num_threads(1);
+  // Beyond one K block (448): the level-3 driver's blocks.
   for (int t = 0; t < 4; ++t)
     for (int64_t M : {1, 16, 17, 64, 65})
       for (int64_t N : {1, 16, 31, 64, 128})
@@ -104,6 +105,8 @@ TEST_CASE("sgemm_small keeps the sign of a zero sum as OpenBLAS does on each of 
   }
   // Every product underflows to -0: the small-matrix kernels store the sum's -0, the level-3 path adds it
   // to a zeroed C and stores +0. Shapes on both sides of M·N·K = 100^3.
+  const int threads = openblas_get_num_threads();
+  openblas_set_num_threads(1);
   std::mt19937 gen(3);
   auto tiny = [&] { return (gen() % 2 ? 1e-30f : -1e-30f) * (gen() % 2 ? 1.0f : -1.0f); };
   for (const Case& c : {Case{false, false, 16, 16, 16}, Case{true, false, 64, 64, 200}, Case{false, true, 1024, 64, 64},
@@ -114,6 +117,7 @@ TEST_CASE("sgemm_small keeps the sign of a zero sum as OpenBLAS does on each of 
     REQUIRE(sgemm_small_matches_blas(c.trans_a, c.trans_b, c.M, c.N, c.K));
     CHECK(same_bits(c, tiny));
   }
+  openblas_set_num_threads(threads);
 }
 
 TEST_CASE("sgemm_small refuses the shapes OpenBLAS sums in another order") {
@@ -122,15 +126,22 @@ TEST_CASE("sgemm_small refuses the shapes OpenBLAS sums in another order") {
   CHECK_FALSE(sgemm_small_matches_blas(false, false, 32, 17, 64));
   CHECK_FALSE(sgemm_small_matches_blas(false, true, 25, 25, 32));
   CHECK_FALSE(sgemm_small_matches_blas(false, false, 0, 8, 8));
+  CHECK_FALSE(sgemm_small_matches_blas(false, false, 256, 256, 256));  // large: OpenBLAS's blocking wins
   if (!active()) return;
+  const int threads = openblas_get_num_threads();
+  openblas_set_num_threads(1);
   CHECK(sgemm_small_matches_blas(false, false, 32, 16, 32));
   CHECK(sgemm_small_matches_blas(false, true, 32, 32, 16));
   CHECK(sgemm_small_matches_blas(false, true, 1024, 64, 64));
-  // K beyond one K block (448) on the level-3 path: OpenBLAS adds the blocks' sums, split by its thread count.
-  const int threads = openblas_get_num_threads();
-  openblas_set_num_threads(1);
   CHECK(sgemm_small_matches_blas(true, false, 64, 64, 1536));
+  // With two OpenBLAS threads: K over one block (448) is split by the thread count, and OpenBLAS spreads
+  // products over M·N·K = 2^18 over its threads, so both stay on it; small ones still come here.
   openblas_set_num_threads(2);
-  if (openblas_get_num_threads() == 2) CHECK_FALSE(sgemm_small_matches_blas(true, false, 64, 64, 1536));
+  if (openblas_get_num_threads() == 2) {
+    CHECK_FALSE(sgemm_small_matches_blas(true, false, 64, 64, 1536));
+    CHECK_FALSE(sgemm_small_matches_blas(false, true, 1024, 64, 64));
+    CHECK(sgemm_small_matches_blas(false, true, 32, 32, 16));
+    CHECK(sgemm_small_matches_blas(true, false, 64, 64, 64));
+  }
   openblas_set_num_threads(threads);
 }
