@@ -86,6 +86,9 @@ Tensor gelu(const Tensor& x, bool tanh_approx = false);
 /// The gradient of exact gelu in one pass: dy·(Φ(x) + x·φ(x)), φ the standard normal density; dy and x of
 /// one shape and float dtype (ShapeError / DTypeError otherwise). f32 uses the vectorised Φ and exp.
 Tensor gelu_backward(const Tensor& dy, const Tensor& x);
+/// The gradient of tanh from its output in one pass: dy·(1 - y·y), rounded as those three ops in dy's dtype
+/// (the composition's bits); dy and y of one shape and float dtype (ShapeError / DTypeError otherwise).
+Tensor tanh_backward(const Tensor& dy, const Tensor& y);
 /// Limits x to [lo, hi]; either bound may be absent. ValueError when lo > hi, a bound is NaN, or an i64
 /// tensor gets a fractional bound (PyTorch would promote to float; truncating it would clamp wrongly).
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);

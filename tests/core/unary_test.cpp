@@ -233,6 +233,27 @@ TEST_CASE("gelu_backward is dy·(Φ(x) + x·φ(x)) on every layout, and names mi
   CHECK_THROWS_WITH_AS(gelu_backward(ones({2}, i64), ones({2}, i64)), doctest::Contains("gelu_backward"), DTypeError);
 }
 
+TEST_CASE("tanh_backward gives the bits of dy·(1 - y·y) composed of three ops, on every layout") {
+  const Shape shape = {3, 4};
+  for (DType dt : {f32, f64})
+    for (const Layout& l : layouts(sample(12, 0.99, 5), shape, dt)) {
+      CAPTURE(dt);
+      CAPTURE(l.name);
+      const Tensor dy = tensor(sample(12, 3.0, 6), shape, dt);
+      const Tensor want = mul(dy, sub(scalar_tensor(1.0, dt), mul(l.t, l.t)));
+      const Tensor got = tanh_backward(dy, l.t);
+      CHECK(got.shape() == shape);
+      CHECK(got.dtype() == dt);
+      CHECK(got.to_vector<double>() == want.to_vector<double>());
+      CHECK(got.to_vector<double>() != dy.to_vector<double>());
+    }
+  CHECK_THROWS_WITH_AS(tanh_backward(ones({2, 3}), ones({3, 2})),
+                       doctest::Contains("tanh_backward: shapes differ: (2, 3) vs (3, 2)"), ShapeError);
+  CHECK_THROWS_WITH_AS(tanh_backward(ones({2}), ones({2}, f64)),
+                       doctest::Contains("tanh_backward: dtypes differ: f32 vs f64"), DTypeError);
+  CHECK_THROWS_WITH_AS(tanh_backward(ones({2}, i64), ones({2}, i64)), doctest::Contains("tanh_backward"), DTypeError);
+}
+
 TEST_CASE("sigmoid saturates at ±1000 without NaN or inf, and is accurate in the tails") {
   for (DType dt : {f32, f64}) {
     CAPTURE(dt);
