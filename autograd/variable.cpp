@@ -17,6 +17,12 @@ std::atomic<uint64_t> g_sequence{0};
 }  // namespace
 
 bool grad_mode_enabled() { return t_grad_enabled; }
+bool is_recorded(std::initializer_list<std::reference_wrapper<const Variable>> inputs) {
+  if (!t_grad_enabled) return false;
+  for (const Variable& v : inputs)
+    if (v.requires_grad()) return true;
+  return false;
+}
 bool anomaly_mode_enabled() { return t_anomaly; }
 GradModeGuard::GradModeGuard(bool enabled) : previous_(t_grad_enabled) { t_grad_enabled = enabled; }
 GradModeGuard::~GradModeGuard() { t_grad_enabled = previous_; }

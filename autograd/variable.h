@@ -137,6 +137,10 @@ Variable record(std::string name, Tensor value, const std::vector<Variable>& inp
 /// True while gradients are being recorded on this thread.
 bool grad_mode_enabled();
 
+/// Whether record would record an op on `inputs`: grad mode is on and one of them requires grad. An op whose
+/// backward captures values tests it first, so that an unrecorded run (an ordinary backward's) copies none.
+bool is_recorded(std::initializer_list<std::reference_wrapper<const Variable>> inputs);
+
 /// RAII: sets whether ops are recorded on this thread, restoring the previous mode on exit.
 class GradModeGuard {
  public:

@@ -22,7 +22,10 @@ Variable sub(const Variable& a, const Variable& b) {
 }
 // c = a·b.  da = dc·b, db = dc·a.  Each side is kept only when the other needs a gradient, so x·0.5 keeps
 // nothing of x. (Not const: a closure moves its non-const captures into the node, and copies const ones.)
+// An unrecorded product (every one in an ordinary backward) skips the closure: its copies of a and b cost
+// more than the kernel on small tensors.
 Variable mul(const Variable& a, const Variable& b) {
+  if (!is_recorded({a, b})) return record("mul", tg::mul(a.value(), b.value()), {a, b}, nullptr);
   Variable keep_a = b.requires_grad() ? a : Variable(), keep_b = a.requires_grad() ? b : Variable();
   return record("mul", tg::mul(a.value(), b.value()), {a, b},
                 [keep_a, keep_b](const Variable& dy, const Variable&) -> Grads {
@@ -31,6 +34,7 @@ Variable mul(const Variable& a, const Variable& b) {
 }
 // c = a / b.  da = dc / b, db = -dc·a / b².  a is kept only when b needs a gradient (x / √d keeps no x).
 Variable div(const Variable& a, const Variable& b) {
+  if (!is_recorded({a, b})) return record("div", tg::div(a.value(), b.value()), {a, b}, nullptr);  // as mul
   Variable keep_a = b.requires_grad() ? a : Variable();
   return record("div", tg::div(a.value(), b.value()), {a, b},
                 [keep_a, b](const Variable& dy, const Variable&) -> Grads {
@@ -65,10 +69,12 @@ Variable abs(const Variable& x) {
     return {dy * Variable(tg::sign(x.value()))};
   });
 }
-// y = tanh x.  dx = dy·(1 - y²).
+// y = tanh x.  dx = dy·(1 - y²); an ordinary backward (nothing recorded) runs it as one kernel.
 Variable tanh(const Variable& x) {
-  return record("tanh", tg::tanh(x.value()), {x},
-                [](const Variable& dy, const Variable& y) -> Grads { return {dy * (1.0 - y * y)}; }, true);
+  return record("tanh", tg::tanh(x.value()), {x}, [](const Variable& dy, const Variable& y) -> Grads {
+    if (!grad_mode_enabled()) return {Variable(tanh_backward(dy.value(), y.value()))};
+    return {dy * (1.0 - y * y)};
+  }, true);
 }
 // y = σ(x).  dx = dy·y·(1 - y).
 Variable sigmoid(const Variable& x) {
