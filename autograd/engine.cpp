@@ -179,7 +179,15 @@ struct Sink {
     const Tensor& v = g.value();
     const bool own = v.is_contiguous() && v.storage().use_count() == 1;
     if (!m->grad) m->grad = std::make_shared<Variable>(create_graph || own ? g : Variable(v.clone()));
-    else *m->grad = create_graph ? *m->grad + g : Variable(m->grad->value() + g.value());
+    else if (create_graph) *m->grad = *m->grad + g;
+    else if (summed_in_place(*m->grad)) Tensor(m->grad->value()).add_(g.value());
+    else *m->grad = Variable(m->grad->value() + g.value());
+  }
+  // A gradient whose buffer the leaf alone holds (not a user's copy of grad(), nor a graph) is summed into in
+  // place, without a new tensor, as PyTorch's AccumulateGrad does. Its bits are those of grad + g either way.
+  static bool summed_in_place(const Variable& grad) {
+    const Tensor& t = grad.value();
+    return !grad.requires_grad() && t.is_contiguous() && t.storage().use_count() == 1;
   }
 };
 

@@ -24,6 +24,24 @@ TEST_CASE("gradients accumulate into leaves across backward calls until zero_gra
   check_values(x.grad(), {2, 4});
 }
 
+TEST_CASE("a later backward sums into the leaf's gradient in place when nothing else holds it") {
+  Variable x = leaf({1, 2});
+  sum(x * x).backward();
+  const double* first = x.grad().data<double>();  // a pointer only: the tensor handle is dropped
+  sum(x * x).backward();
+  CHECK(x.grad().data<double>() == first);
+  check_values(x.grad(), {4, 8});
+}
+
+TEST_CASE("a gradient the user holds keeps its values when a later backward accumulates") {
+  Variable x = leaf({1, 2});
+  sum(x * x).backward();
+  const Tensor held = x.grad();
+  sum(x * x).backward();
+  check_values(held, {2, 4});
+  check_values(x.grad(), {4, 8});
+}
+
 TEST_CASE("a value used on several paths receives the sum of their gradients") {
   // a = 2x, y = a² + a + x.  dy/dx = (2a + 1)·2 + 1 = 27 at x = 3.
   Variable x = leaf({3});
