@@ -64,36 +64,28 @@ TEST_CASE("sgemm_small gives cblas_sgemm's bits on every shape it takes") {
   const int threads = openblas_get_num_threads();
   openblas_set_num_threads(1);
   int taken = 0;
-  for (int t = 0; t < 4; ++t)
-    for (int64_t M : dims)
-      for (int64_t N : dims)
-        for (int64_t K : ks) {
-          const Case c{(t & 1) != 0, (t & 2) != 0, M, N, K};
-          if (double(M) * double(N) * double(K) > 1.5e6 || !sgemm_small_matches_blas(c.trans_a, c.trans_b, M, N, K))
-            continue;
-          ++taken;
-          CAPTURE(c.trans_a);
-          CAPTURE(c.trans_b);
-          CAPTURE(M);
-          CAPTURE(N);
-          CAPTURE(K);
-          REQUIRE(same_bits(c, fill));
-        }
+  // Every transposition of (M, N, K) that sgemm_small takes (up to `max_flops`) must give OpenBLAS's bits.
+  auto sweep = [&](auto&& ms, auto&& ns, auto&& k_values, double max_flops) {
+    for (int t = 0; t < 4; ++t)
+      for (int64_t M : ms)
+        for (int64_t N : ns)
+          for (int64_t K : k_values) {
+            const Case c{(t & 1) != 0, (t & 2) != 0, M, N, K};
+            if (double(M) * double(N) * double(K) > max_flops || !sgemm_small_matches_blas(c.trans_a, c.trans_b, M, N, K))
+              continue;
+            ++taken;
+            CAPTURE(c.trans_a);
+            CAPTURE(c.trans_b);
+            CAPTURE(M);
+            CAPTURE(N);
+            CAPTURE(K);
+            REQUIRE(same_bits(c, fill));
+          }
+  };
+  sweep(dims, dims, ks, 1.5e6);
   // Beyond one K block (448): the level-3 driver's blocks.
-  for (int t = 0; t < 4; ++t)
-    for (int64_t M : {1, 16, 17, 64, 65})
-      for (int64_t N : {1, 16, 31, 64, 128})
-        for (int64_t K : {449, 500, 896, 897, 1024, 1536}) {
-          const Case c{(t & 1) != 0, (t & 2) != 0, M, N, K};
-          if (!sgemm_small_matches_blas(c.trans_a, c.trans_b, M, N, K)) continue;
-          ++taken;
-          CAPTURE(c.trans_a);
-          CAPTURE(c.trans_b);
-          CAPTURE(M);
-          CAPTURE(N);
-          CAPTURE(K);
-          REQUIRE(same_bits(c, fill));
-        }
+  sweep(std::vector<int64_t>{1, 16, 17, 64, 65}, std::vector<int64_t>{1, 16, 31, 64, 128},
+        std::vector<int64_t>{449, 500, 896, 897, 1024, 1536}, 1e300);
   openblas_set_num_threads(threads);
   CHECK(taken > 4400);
 }
