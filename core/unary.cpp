@@ -93,6 +93,27 @@ Tensor map_f32(const Tensor& x, const char* op, void (*kernel)(const float*, flo
   return out;
 }
 
+// The backward of an elementwise op from dy and one saved tensor s (its input or output) of the same shape
+// and dtype: checks both (errors name `op` and `s_name`), then kernel(T{}, dy, s, out, n) over contiguous
+// chunks of at least `grain` elements.
+template <class F>
+Tensor elementwise_backward(const Tensor& dy, const Tensor& s, const char* op, const char* s_name, int64_t grain,
+                            F kernel) {
+  detail::check_defined(dy, op, "dy");
+  detail::check_defined(s, op, s_name);
+  check<ShapeError>(dy.shape() == s.shape(), "{}: shapes differ: {} vs {}", op, dy.shape(), s.shape());
+  check<DTypeError>(dy.dtype() == s.dtype(), "{}: dtypes differ: {} vs {}", op, dy.dtype(), s.dtype());
+  const Tensor g = dy.contiguous(), sc = s.contiguous();
+  Tensor out = empty(s.shape(), s.dtype());
+  detail::dispatch_float(s.dtype(), op, [&](auto z) {
+    using T = decltype(z);
+    const T *pg = g.data<T>(), *ps = sc.data<T>();
+    T* po = out.data<T>();
+    parallel_for(s.numel(), grain, [&](int64_t lo, int64_t hi) { kernel(z, pg + lo, ps + lo, po + lo, hi - lo); });
+  });
+  return out;
+}
+
 }  // namespace
 
 Tensor neg(const Tensor& x) { return unary_arith(x, "neg", [](auto v) { return -v; }); }
@@ -135,48 +156,28 @@ Tensor gelu(const Tensor& x, bool tanh_approx) {
 }
 
 Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
-  detail::check_defined(dy, "gelu_backward", "dy");
-  detail::check_defined(x, "gelu_backward", "x");
-  check<ShapeError>(dy.shape() == x.shape(), "gelu_backward: shapes differ: {} vs {}", dy.shape(), x.shape());
-  check<DTypeError>(dy.dtype() == x.dtype(), "gelu_backward: dtypes differ: {} vs {}", dy.dtype(), x.dtype());
-  const Tensor g = dy.contiguous(), xc = x.contiguous();
-  Tensor out = empty(x.shape(), x.dtype());
-  detail::dispatch_float(x.dtype(), "gelu_backward", [&](auto z) {
+  return elementwise_backward(dy, x, "gelu_backward", "x", 1 << 14, [](auto z, const auto* pg, const auto* px, auto* po,
+                                                                       int64_t n) {
     using T = decltype(z);
-    const T *pg = g.data<T>(), *px = xc.data<T>();
-    T* po = out.data<T>();
-    parallel_for(x.numel(), 1 << 14, [&](int64_t lo, int64_t hi) {
-      if constexpr (std::is_same_v<T, float>) {
-        gelu_backward_kernel_f32(pg + lo, px + lo, po + lo, hi - lo);
-      } else {
-        for (int64_t i = lo; i < hi; ++i) {
-          const double v = px[i];
-          po[i] = pg[i] * (0.5 * std::erfc(-v * 0.7071067811865476) + v * 0.3989422804014327 * std::exp(-0.5 * v * v));
-        }
+    if constexpr (std::is_same_v<T, float>) {
+      gelu_backward_kernel_f32(pg, px, po, n);
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = px[i];
+        po[i] = pg[i] * (0.5 * std::erfc(-v * 0.7071067811865476) + v * 0.3989422804014327 * std::exp(-0.5 * v * v));
       }
-    });
+    }
   });
-  return out;
 }
 
 // One pass instead of four tensors (y·y, 1 - that, dy·that, and the scalar 1): what an ordinary backward of
 // tanh costs on small tensors is the tensors, not the arithmetic. T-typed ops: the bits of the composition.
 Tensor tanh_backward(const Tensor& dy, const Tensor& y) {
-  detail::check_defined(dy, "tanh_backward", "dy");
-  detail::check_defined(y, "tanh_backward", "y");
-  check<ShapeError>(dy.shape() == y.shape(), "tanh_backward: shapes differ: {} vs {}", dy.shape(), y.shape());
-  check<DTypeError>(dy.dtype() == y.dtype(), "tanh_backward: dtypes differ: {} vs {}", dy.dtype(), y.dtype());
-  const Tensor g = dy.contiguous(), yc = y.contiguous();
-  Tensor out = empty(y.shape(), y.dtype());
-  detail::dispatch_float(y.dtype(), "tanh_backward", [&](auto z) {
+  return elementwise_backward(dy, y, "tanh_backward", "y", 1 << 15, [](auto z, const auto* pg, const auto* py, auto* po,
+                                                                       int64_t n) {
     using T = decltype(z);
-    const T *pg = g.data<T>(), *py = yc.data<T>();
-    T* po = out.data<T>();
-    parallel_for(y.numel(), 1 << 15, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) po[i] = pg[i] * (T(1) - py[i] * py[i]);
-    });
+    for (int64_t i = 0; i < n; ++i) po[i] = pg[i] * (T(1) - py[i] * py[i]);
   });
-  return out;
 }
 
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
