@@ -40,6 +40,7 @@ class BackwardFn {
       *reinterpret_cast<C**>(buffer_) = new C(std::forward<F>(f));
       ops_ = &kHeapOps<C>;
     }
+    captures_ = !std::is_empty_v<C>;
   }
   BackwardFn(BackwardFn&& other) noexcept { take(other); }
   BackwardFn& operator=(BackwardFn&& other) noexcept {
@@ -53,6 +54,9 @@ class BackwardFn {
   ~BackwardFn() { reset(); }
 
   explicit operator bool() const { return ops_ != nullptr; }
+  /// False for a closure that captures nothing (add's `return {dy, dy}`): its backward reads no input's
+  /// value, so an input written in place after the op was recorded does not change its gradients.
+  bool captures() const { return captures_; }
   /// Runs the closure; it must hold one.
   Grads operator()(const Variable& dy, const Variable& y) const;
 
@@ -79,12 +83,14 @@ class BackwardFn {
 
   void take(BackwardFn& other) noexcept {  // *this is empty
     if (other.ops_) other.ops_->move(other.buffer_, buffer_), ops_ = other.ops_, other.ops_ = nullptr;
+    captures_ = other.captures_;
   }
   void reset() noexcept {
     if (ops_) ops_->destroy(buffer_), ops_ = nullptr;
   }
 
   const Ops* ops_ = nullptr;
+  bool captures_ = false;
   alignas(std::max_align_t) mutable unsigned char buffer_[kInline];
 };
 

@@ -1,10 +1,10 @@
-// The backward engine. It walks the graph behind the roots in reverse topological order (Kahn's algorithm
-// on dependency counts: iterative, so deep graphs do not overflow the stack), sums the gradients that
+// The backward engine. It walks the graph behind the roots in reverse topological order (latest recorded
+// first: iterative, so deep graphs do not overflow the stack), sums the gradients that
 // reach each node, un-broadcasts each input gradient to its input's shape once, checks shapes, versions
 // and (under AnomalyGuard) finiteness, accumulates into leaves, and frees the graph unless asked not to.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
-#include <queue>
 #include <unordered_map>
 
 #include "autograd/functions.h"
@@ -39,7 +39,7 @@ Grads BackwardFn::operator()(const Variable& dy, const Variable& y) const { retu
 namespace {
 
 // Sums g over the dims that broadcasting added or stretched, giving `shape`.
-Variable unbroadcast(const Variable& g, const Shape& shape, const std::string& op) {
+Variable unbroadcast(Variable g, const Shape& shape, const std::string& op) {
   if (g.shape() == shape) return g;
   check<ShapeError>(g.dim() >= int64_t(shape.size()), "{} backward: gradient of shape {} does not fit input {}", op,
                     g.shape(), shape);
@@ -54,74 +54,30 @@ Variable unbroadcast(const Variable& g, const Shape& shape, const std::string& o
   return r;
 }
 
-void accumulate(Variable& slot, const Variable& g) { slot = slot.defined() ? slot + g : g; }
+void accumulate(Variable& slot, Variable g) { slot = slot.defined() ? slot + g : std::move(g); }
 
-// Node* -> its slot in a walk, by open addressing with linear probing: a walk over n nodes allocates a few
-// times, where std::unordered_map allocated once per node and map.
-class NodeSlots {
- public:
-  /// The slot of n, given the next free number when n is new; `second` tells whether it was.
-  std::pair<int, bool> insert(Node* n) {
-    if (2 * (count_ + 1) > int(table_.size())) rehash(std::max<size_t>(64, 2 * table_.size()));
-    size_t i = home(n);
-    for (; table_[i].first; i = (i + 1) & (table_.size() - 1))
-      if (table_[i].first == n) return {table_[i].second, false};
-    table_[i] = {n, count_};
-    return {count_++, true};
-  }
-  /// The slot of a node that insert has seen.
-  int at(Node* n) const {
-    size_t i = home(n);
-    while (table_[i].first != n) i = (i + 1) & (table_.size() - 1);
-    return table_[i].second;
-  }
-
- private:
-  size_t home(Node* n) const {  // Fibonacci hashing: nodes are 16-byte aligned, so the low bits say nothing
-    return size_t((uintptr_t(n) >> 4) * 0x9E3779B97F4A7C15ull >> 32) & (table_.size() - 1);
-  }
-  void rehash(size_t size) {
-    std::vector<std::pair<Node*, int>> old(size);
-    old.swap(table_);
-    for (const auto& [n, slot] : old)
-      if (n) {
-        size_t i = home(n);
-        while (table_[i].first) i = (i + 1) & (table_.size() - 1);
-        table_[i] = {n, slot};
-      }
-  }
-  std::vector<std::pair<Node*, int>> table_;  // size a power of two, at most half full; null = empty
-  int count_ = 0;
-};
-
-struct Walk {
-  std::vector<std::shared_ptr<Node>> nodes;  // by slot; keeps every node alive while the walk frees edges
-  std::vector<int> deps;                     // by slot: edges from reachable nodes into the node
-  NodeSlots slots;
-};
-
-Walk collect(const std::vector<Variable>& roots) {
-  Walk w;
-  auto visit = [&w](const std::shared_ptr<Node>& n) {  // n's slot, and whether it was new
-    auto [slot, fresh] = w.slots.insert(n.get());
-    if (fresh) w.nodes.push_back(n), w.deps.push_back(0);
-    return std::pair{slot, fresh};
+// The nodes behind the roots, latest first, each told its slot (its index here). Every edge leads from a node to
+// one recorded before it (an op's inputs exist when it is recorded, and a record's grad_fn never changes), so
+// latest first is a reverse topological order, and the very order in which Kahn's algorithm with a priority
+// queue on creation order ran them: the gradients are summed in the same order, to the same bits. The
+// visited mark is the walk's number in the node, so a walk needs neither a hash table nor dependency counts;
+// it also means that one graph is walked by one backward at a time (as release() already requires).
+std::vector<std::shared_ptr<Node>> collect(const std::vector<Variable>& roots) {
+  static std::atomic<uint64_t> walks{0};
+  const uint64_t walk = ++walks;
+  std::vector<std::shared_ptr<Node>> nodes;
+  auto visit = [&](const std::shared_ptr<Node>& n) {
+    if (n->walk != walk) n->walk = walk, nodes.push_back(n);
   };
-  std::vector<int> stack;
   for (const Variable& r : roots)
-    if (auto n = r.grad_fn())
-      if (auto [slot, fresh] = visit(n); fresh) stack.push_back(slot);
-  while (!stack.empty()) {
-    Node* n = w.nodes[stack.back()].get();
-    stack.pop_back();
-    for (const Edge& e : n->inputs) {
-      if (!e.meta || !e.meta->grad_fn) continue;
-      auto [child, fresh] = visit(e.meta->grad_fn);
-      ++w.deps[child];
-      if (fresh) stack.push_back(child);
-    }
-  }
-  return w;
+    if (r.meta() && r.meta()->grad_fn) visit(r.meta()->grad_fn);
+  for (size_t i = 0; i < nodes.size(); ++i)  // breadth first; `nodes` is the queue
+    for (const Edge& e : nodes[i]->inputs)
+      if (e.meta && e.meta->grad_fn) visit(e.meta->grad_fn);
+  auto later = [](const std::shared_ptr<Node>& a, const std::shared_ptr<Node>& b) { return a->sequence > b->sequence; };
+  if (!std::is_sorted(nodes.begin(), nodes.end(), later)) std::sort(nodes.begin(), nodes.end(), later);
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i]->slot = int(i);
+  return nodes;
 }
 
 void check_saved(const Node& n) {
@@ -139,8 +95,11 @@ void check_saved(const Node& n) {
 // Runs an op's backward, then checks and un-broadcasts its input gradients. Under AnomalyGuard the ops
 // inside the backward are not checked one by one: an inf there (sqrt's dy/2y at 0, say) would be blamed on
 // the div that computed it, where the user needs to hear "backward of sqrt"; the results are checked below.
-Grads input_grads(Node& n, const Variable& dy) {
-  Variable y(n.output_value, n.output.lock());
+// y carries its record only when the backward is recorded (create_graph): unrecorded ops never look at it.
+Grads input_grads(Node& n, const Variable& dy, bool create_graph) {
+  const Variable y = !n.output_value.defined() ? Variable()
+                     : create_graph            ? Variable(n.output_value, n.output.lock())
+                                               : Variable(n.output_value);
   const bool anomaly = anomaly_mode_enabled();
   Grads g;
   {
@@ -152,7 +111,7 @@ Grads input_grads(Node& n, const Variable& dy) {
   for (size_t i = 0; i < g.size(); ++i) {
     const Edge& e = n.inputs[i];
     if (!e.meta || !g[i].defined()) continue;
-    g[i] = unbroadcast(g[i], e.shape, n.name);
+    g[i] = unbroadcast(std::move(g[i]), e.shape, n.name);
     check<DTypeError>(g[i].dtype() == e.dtype, "backward of {}: gradient dtype {} for input of dtype {}", n.name,
                       g[i].dtype(), e.dtype);
     if (anomaly)
@@ -193,40 +152,30 @@ struct Sink {
 
 void run(const std::vector<Variable>& roots, const std::vector<Variable>& root_grads, bool retain_graph,
          const Sink& sink) {
-  Walk w = collect(roots);
-  std::vector<Variable> buffer(w.nodes.size());  // by slot: the gradient summed so far (undefined: none yet)
+  const std::vector<std::shared_ptr<Node>> nodes = collect(roots);
+  std::vector<Variable> buffer(nodes.size());  // by slot: the gradient summed so far (undefined: none yet)
   for (size_t i = 0; i < roots.size(); ++i) {
-    if (auto n = roots[i].grad_fn()) accumulate(buffer[w.slots.at(n.get())], root_grads[i]);
+    if (const Node* n = roots[i].meta() ? roots[i].meta()->grad_fn.get() : nullptr) accumulate(buffer[n->slot], root_grads[i]);
     else if (roots[i].requires_grad()) sink.leaf(roots[i].meta(), root_grads[i]);
   }
-  auto later = [&w](int a, int b) { return w.nodes[a]->sequence < w.nodes[b]->sequence; };
-  std::priority_queue<int, std::vector<int>, decltype(later)> ready(later);
-  for (size_t slot = 0; slot < w.nodes.size(); ++slot)
-    if (w.deps[slot] == 0) ready.push(int(slot));
   GradModeGuard mode(sink.create_graph);
-  while (!ready.empty()) {
-    const int slot = ready.top();
-    ready.pop();
-    Node* n = w.nodes[slot].get();
+  for (size_t slot = 0; slot < nodes.size(); ++slot) {
+    Node* n = nodes[slot].get();
     if (buffer[slot].defined()) {
-      Variable dy = std::move(buffer[slot]);
-      buffer[slot] = Variable();  // frees the summed gradient as soon as it is consumed
+      const Variable dy = std::move(buffer[slot]);  // frees the summed gradient as soon as it is consumed
       check_saved(*n);
       if (auto out = n->output.lock()) {
         if (sink.captured) sink.leaf(out, dy);
         else if (out->retains_grad) sink.leaf(out, dy);
       }
-      Grads g = input_grads(*n, dy);
+      Grads g = input_grads(*n, dy, sink.create_graph);
       for (size_t i = 0; i < g.size(); ++i) {
         const auto& in = n->inputs[i].meta;
         if (!in || !g[i].defined()) continue;
-        if (in->grad_fn) accumulate(buffer[w.slots.at(in->grad_fn.get())], g[i]);
+        if (in->grad_fn) accumulate(buffer[in->grad_fn->slot], std::move(g[i]));
         else sink.leaf(in, g[i]);
       }
     }
-    for (const Edge& e : n->inputs)
-      if (e.meta && e.meta->grad_fn)
-        if (const int child = w.slots.at(e.meta->grad_fn.get()); --w.deps[child] == 0) ready.push(child);
     if (!retain_graph) n->release();
   }
 }

@@ -96,8 +96,12 @@ Variable record_inputs(std::string& name, Tensor& value, const Inputs& inputs, B
   node->backward = std::move(backward);
   node->sequence = g_sequence++;
   node->inputs.reserve(inputs.size());  // one allocation, not one per doubling
+  // Versions are kept only for a backward that captures something (it may read an input); add's, which
+  // captures nothing, lets an input be written in place before backward, as PyTorch does.
+  const bool saves = node->backward.captures();
   for (const Variable& v : inputs)
-    node->inputs.push_back({v.requires_grad() ? v.meta() : nullptr, v.shape(), v.dtype(), v.value().storage(),
+    node->inputs.push_back({v.requires_grad() ? v.meta() : nullptr, v.shape(), v.dtype(),
+                            saves ? std::weak_ptr<Storage>(v.value().storage()) : std::weak_ptr<Storage>(),
                             v.value().version()});
   auto meta = std::allocate_shared<AutogradMeta>(PoolAllocator<AutogradMeta>());
   meta->requires_grad = true;

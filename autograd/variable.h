@@ -93,7 +93,8 @@ class Variable {
 };
 
 /// One input of a recorded op: its autograd record (null when it needs no gradient), the shape and dtype its
-/// gradient must have, and its storage's version at record time (to catch an in-place write before backward).
+/// gradient must have, and, when the op's backward captures anything (it may read the input's value), its
+/// storage and that storage's version at record time, to catch an in-place write before backward.
 struct Edge {
   std::shared_ptr<AutogradMeta> meta;
   Shape shape;
@@ -113,7 +114,9 @@ struct Node {
   std::weak_ptr<AutogradMeta> output;
   Tensor output_value;                                // kept only when the op asked for it
   uint64_t output_version = 0;
-  uint64_t sequence = 0;                              // creation order, for a deterministic walk
+  uint64_t sequence = 0;                              // creation order: the backward walks latest first
+  uint64_t walk = 0;                                  // the engine's mark: the last walk that reached it
+  int slot = 0;                                       // its index in that walk
   bool freed = false;
 
   Node() = default;

@@ -146,6 +146,17 @@ TEST_CASE("modifying a saved input in place before backward throws naming the op
                        ValueError);
 }
 
+TEST_CASE("modifying an input that the op did not save is allowed, as in PyTorch") {
+  // torch: (a + b).sum(); a.detach().add_(1); backward() gives ones; (a * b) refuses (the test above).
+  Variable a = leaf({1, 2}), b = leaf({3, 4});
+  Variable y = sum(a + b);  // add's backward reads neither a nor b
+  Tensor storage_of_a = a.value();
+  storage_of_a.add_(scalar_tensor(1, f64));
+  y.backward();
+  check_values(a.grad(), {1, 1});
+  check_values(b.grad(), {1, 1});
+}
+
 TEST_CASE("modifying a kept output in place before backward throws naming the op") {
   Variable x = leaf({0.5, 1});
   Variable y = tanh(x);  // keeps y for dx = dy·(1 - y²)
