@@ -18,6 +18,14 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, i
   // An empty view reads nothing, so its offset means nothing; but slicing or selecting along a huge size-0
   // view can push it far past any buffer, where even data()'s pointer arithmetic is undefined. Keep it 0.
   if (numel_ == 0) offset_ = 0;
+  // Contiguity is a property of shape and strides, which never change after construction: worked out once
+  // here rather than in every kernel that asks (six times per op in a chain of small ops).
+  int64_t expected = 1;
+  for (int64_t d = dim() - 1; d >= 0 && contiguous_ && numel_ != 0; --d) {  // numel 0: no element to misplace
+    if (shape_[d] == 1) continue;                                         // (and size-0 dims get stride 1)
+    contiguous_ = strides_[d] == expected;
+    expected *= shape_[d];
+  }
 }
 
 // For ops that read the size along `d`: normalize_dim accepts 0 and -1 on a 0-d tensor (sum over dim 0 of a
@@ -32,30 +40,10 @@ int64_t Tensor::size(int64_t d) const {
   return shape_[sized_dim(d, dim(), "size")];
 }
 
-bool Tensor::is_contiguous() const {
-  if (numel_ == 0) return true;  // no element to misplace (and contiguous_strides gives size-0 dims stride 1)
-  int64_t expected = 1;
-  for (int64_t d = dim() - 1; d >= 0; --d) {
-    if (shape_[d] == 1) continue;
-    if (strides_[d] != expected) return false;
-    expected *= shape_[d];
-  }
-  return true;
-}
-
-template <class T>
-T* Tensor::data() const {
-  DType want = std::is_same_v<T, float> ? f32 : std::is_same_v<T, double> ? f64 : std::is_same_v<T, bool> ? boolean : i64;
+void Tensor::data_error(DType want) const {
   detail::check_defined(*this, "data", "the tensor");
-  check<DTypeError>(dtype_ == want, "data: tensor has dtype {}, accessed as {}", dtype_, want);
-  // A zero-size tensor has no buffer, yet a view of it may carry an offset: null + offset is undefined.
-  T* base = static_cast<T*>(storage_->data);
-  return base ? base + offset_ : nullptr;
+  throw DTypeError(fmt::format("data: tensor has dtype {}, accessed as {}", dtype_, want));
 }
-template float* Tensor::data<float>() const;
-template double* Tensor::data<double>() const;
-template int64_t* Tensor::data<int64_t>() const;
-template bool* Tensor::data<bool>() const;
 
 double Tensor::item() const {
   detail::check_defined(*this, "item");

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/dtype.h"
@@ -52,15 +53,26 @@ class Tensor {
   /// Size of dimension `d` (negative counts from the end); throws IndexError when out of range.
   int64_t size(int64_t d) const;
   int64_t numel() const { return numel_; }
-  bool is_contiguous() const;
+  /// Row-major with no gaps (size-1 dims may have any stride); known from construction.
+  bool is_contiguous() const { return contiguous_; }
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   /// Number of in-place writes to the underlying storage so far.
   uint64_t version() const { return storage_ ? storage_->version : 0; }
 
   /// Pointer to the first element (at `offset()`); T must match dtype (float, double, int64_t, bool), else
-  /// DTypeError. Index it with `strides()`, or flat when `is_contiguous()`.
+  /// DTypeError. Index it with `strides()`, or flat when `is_contiguous()`. Inline (a template in a header):
+  /// kernels on small tensors call it several times per op, and the call cost more than the check.
   template <class T>
-  T* data() const;
+  T* data() const {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int64_t> ||
+                  std::is_same_v<T, bool>);
+    constexpr DType want = std::is_same_v<T, float> ? f32 : std::is_same_v<T, double> ? f64
+                           : std::is_same_v<T, bool>                                   ? boolean : i64;
+    if (!storage_ || dtype_ != want) [[unlikely]] data_error(want);
+    // A zero-size tensor has no buffer, yet a view of it may carry an offset: null + offset is undefined.
+    T* base = static_cast<T*>(storage_->data);
+    return base ? base + offset_ : nullptr;
+  }
   /// The value of a one-element tensor as double; ValueError when numel() != 1.
   double item() const;
   /// All elements in row-major order, converted to T (float, double, int64_t or bool).
@@ -122,12 +134,15 @@ class Tensor {
   Tensor& addcdiv_(const Tensor& a, const Tensor& b, double value = 1.0);
 
  private:
+  [[noreturn]] void data_error(DType want) const;  // data<T>()'s Error for an undefined tensor or a wrong T
+
   std::shared_ptr<Storage> storage_;
   Shape shape_;
   Strides strides_;
   int64_t offset_ = 0;
   int64_t numel_ = 0;
   DType dtype_ = DType::f32;
+  bool contiguous_ = true;
 };
 
 // ---- factories ----
