@@ -161,6 +161,9 @@ Tensor& Tensor::fill_(double value) {
 Tensor& Tensor::zero_() { return fill_(0.0); }
 
 Tensor& Tensor::add_(const Tensor& other, double alpha) {
+  // alpha = 1 (a gradient summed into a leaf's) adds in the tensor's own type: for f32 the bits of the sum
+  // in double rounded to float (a sum of two floats rounds once either way), in a float loop.
+  if (alpha == 1.0) return apply(*this, other, other, "add_", [](auto d, auto x, auto) { return d + x; });
   return apply(*this, other, other, "add_", [alpha](auto d, auto x, auto) { return d + alpha * x; });
 }
 Tensor& Tensor::mul_(const Tensor& other) {

@@ -70,6 +70,19 @@ TEST_CASE("add_ with alpha broadcasts into contiguous and strided destinations")
   check_tensor(k, {3}, {21, 22, 23}, 0, 0);
 }
 
+TEST_CASE("add_ with alpha 1 adds in the tensor's own type") {
+  // f32: float + float rounded once, the bits of the sum in double rounded to float.
+  Tensor x = tensor({1.0, 0x1p-30, -3.25}, f32), y = tensor({0x1p-24, 1.0, 1e-8}, f32);
+  std::vector<float> want;
+  for (int i = 0; i < 3; ++i) want.push_back(float(double(x.to_vector<float>()[i]) + double(y.to_vector<float>()[i])));
+  x.add_(y);
+  CHECK(x.to_vector<float>() == want);
+  // i64: exact past 2^53, where a sum in double rounds (2^53 + 1 is not a double).
+  Tensor k = index_tensor({(int64_t(1) << 53) + 1}, {1});
+  k.add_(index_tensor({2}, {1}));
+  CHECK(k.to_vector<int64_t>()[0] == (int64_t(1) << 53) + 3);
+}
+
 TEST_CASE("add_ on a big contiguous tensor (threaded path) matches the loop") {
   const int64_t n = 100000;
   std::vector<double> a = sample(n, 1.0, 1), b = sample(n, 1.0, 2);
