@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cstdlib>
@@ -30,7 +31,7 @@ std::atomic<int64_t> g_live_storages{0};  // relaxed: a count for tests, not a s
 // exactly the size asked for, so that a use after free or one element past the end is still reported.
 constexpr int kClasses = 11;
 constexpr size_t kKeepBytes = size_t(256) << 10;
-size_t keep(int c) { return kAddressSanitizer ? 0 : std::max<size_t>(64, kKeepBytes >> (6 + c)); }
+constexpr size_t keep(int c) { return kAddressSanitizer ? 0 : std::max<size_t>(64, kKeepBytes >> (6 + c)); }
 int size_class(size_t bytes) {  // the smallest c with 64 << c >= bytes, or -1 when too large
   const int c = bytes <= 64 ? 0 : int(std::bit_width(bytes - 1)) - 6;
   return c < kClasses ? c : -1;
@@ -38,14 +39,21 @@ int size_class(size_t bytes) {  // the smallest c with 64 << c >= bytes, or -1 w
 struct FreeList {
   void* head = nullptr;  // each free block's first word points to the next one
   size_t count = 0;
+  size_t limit = 0;  // blocks kept at most: keep(c), and 0 once ~ListsOwner ran (frees then go to free())
 };
-constinit thread_local FreeList t_lists[kClasses];
-constinit thread_local bool t_lists_gone = false;  // after ~ListsOwner: frees go straight to free()
+// The limits are in the lists themselves, so that a free reads one thread-local line and tests one bound.
+constexpr std::array<FreeList, kClasses> initial_lists() {
+  std::array<FreeList, kClasses> lists{};
+  for (int c = 0; c < kClasses; ++c) lists[size_t(c)].limit = keep(c);
+  return lists;
+}
+constinit thread_local std::array<FreeList, kClasses> t_lists = initial_lists();
 constinit thread_local bool t_owner_made = false;
 struct ListsOwner {  // frees this thread's kept blocks when it ends; made by the first block kept
   bool made = false;
   ~ListsOwner() {
-    t_lists_gone = true;
+    for (FreeList& l : t_lists)
+      l.limit = 0;
     for (FreeList& l : t_lists)
       while (l.head) {
         void* next = *static_cast<void**>(l.head);
@@ -55,6 +63,7 @@ struct ListsOwner {  // frees this thread's kept blocks when it ends; made by th
   }
 };
 thread_local ListsOwner t_owner;
+[[gnu::noinline]] void make_owner() { t_owner_made = true, t_owner.made = true; }  // registers the cleanup
 
 // Large buffers (above the small classes) are whole pages from mmap, returned with munmap, except that a
 // freed one waits in a process-wide cache for a later request, up to kCacheLimit bytes in all. malloc served
@@ -115,10 +124,11 @@ void unmap_large(void* p, size_t size) {
 
 void* pool_allocate(size_t bytes) {
   const int c = size_class(bytes);
-  if (c >= 0 && t_lists[c].head) {
-    void* p = t_lists[c].head;
-    t_lists[c].head = *static_cast<void**>(p);
-    --t_lists[c].count;
+  if (c >= 0 && t_lists[size_t(c)].head) {
+    FreeList& l = t_lists[size_t(c)];
+    void* p = l.head;
+    l.head = *static_cast<void**>(p);
+    --l.count;
     return p;
   }
   void* p = nullptr;
@@ -134,11 +144,13 @@ void* pool_allocate(size_t bytes) {
 
 void pool_deallocate(void* p, size_t bytes) noexcept {
   const int c = size_class(bytes);
-  if (c < 0 || t_lists_gone || t_lists[c].count >= keep(c)) return std::free(p);
-  if (!t_owner_made) t_owner_made = true, t_owner.made = true;  // registers the cleanup at thread exit
-  *static_cast<void**>(p) = t_lists[c].head;
-  t_lists[c].head = p;
-  ++t_lists[c].count;
+  if (c < 0) return std::free(p);
+  FreeList& l = t_lists[size_t(c)];
+  if (l.count >= l.limit) return std::free(p);
+  if (!t_owner_made) [[unlikely]] make_owner();
+  *static_cast<void**>(p) = l.head;
+  l.head = p;
+  ++l.count;
 }
 
 int64_t live_storages() { return g_live_storages.load(std::memory_order_relaxed); }
