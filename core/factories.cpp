@@ -25,12 +25,11 @@ int64_t numel_for(const Shape& shape, const char* op) {
 
 Tensor empty_for(const Shape& shape, DType dtype, const char* op) {
   int64_t bytes = 0;
-  check<ValueError>(!__builtin_mul_overflow(numel_for(shape, op), dtype_size(dtype), &bytes),
-                    "{}: shape {} is too large", op, shape);
+  const int64_t numel = numel_for(shape, op);
+  check<ValueError>(!__builtin_mul_overflow(numel, dtype_size(dtype), &bytes), "{}: shape {} is too large", op, shape);
   // The control block beside the Storage comes from the pool too: one per tensor made.
   try {
-    return Tensor(std::allocate_shared<Storage>(PoolAllocator<Storage>(), bytes), shape, contiguous_strides(shape), 0,
-                  dtype);
+    return Tensor(std::allocate_shared<Storage>(PoolAllocator<Storage>(), bytes), shape, numel, dtype);
   } catch (const std::bad_alloc&) {  // said as PyTorch says it, with the size: a bare std::bad_alloc named nothing
     throw Error(fmt::format("{}: cannot allocate {} bytes for shape {} of {}: out of memory", op, bytes, shape, dtype));
   }

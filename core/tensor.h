@@ -38,6 +38,11 @@ inline constexpr bool kAddressSanitizer = __has_feature(address_sanitizer);
 inline constexpr bool kAddressSanitizer = false;
 #endif
 
+class Tensor;
+namespace detail {
+Tensor empty_for(const Shape& shape, DType dtype, const char* op);  // kernel_util.h
+}
+
 /// An n-d array of f32, f64, i64 or bool. Copying a Tensor copies the handle, not the data.
 class Tensor {
  public:
@@ -135,6 +140,12 @@ class Tensor {
 
  private:
   [[noreturn]] void data_error(DType want) const;  // data<T>()'s Error for an undefined tensor or a wrong T
+  // empty()'s tensor: contiguous over all of `storage`, with the element count empty() has checked, so that
+  // each new tensor (several per op on small tensors) does not walk its shape twice more.
+  friend Tensor detail::empty_for(const Shape& shape, DType dtype, const char* op);
+  Tensor(std::shared_ptr<Storage> storage, const Shape& shape, int64_t numel, DType dtype)
+      : storage_(std::move(storage)), shape_(shape), strides_(contiguous_strides(shape)), numel_(numel),
+        dtype_(dtype) {}
 
   std::shared_ptr<Storage> storage_;
   Shape shape_;
