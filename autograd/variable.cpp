@@ -29,10 +29,6 @@ GradModeGuard::~GradModeGuard() { t_grad_enabled = previous_; }
 AnomalyGuard::AnomalyGuard(bool enabled) : previous_(t_anomaly) { t_anomaly = enabled; }
 AnomalyGuard::~AnomalyGuard() { t_anomaly = previous_; }
 
-Variable::Variable(Tensor value, bool requires_grad) : value_(std::move(value)) {
-  if (requires_grad) requires_grad_(true);
-}
-
 Variable& Variable::requires_grad_(bool on) {
   // The name is only looked up for a non-leaf: check() formats its arguments eagerly, and a leaf has no grad_fn.
   check<ValueError>(is_leaf(), "requires_grad_: only leaves can change requires_grad (this is the output of {})",

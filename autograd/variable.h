@@ -34,8 +34,11 @@ struct BackwardOptions {
 class Variable {
  public:
   Variable() = default;
-  /// Wraps a value; a leaf that accumulates a gradient when `requires_grad`.
-  explicit Variable(Tensor value, bool requires_grad = false);
+  /// Wraps a value; a leaf that accumulates a gradient when `requires_grad`. Inline: every unrecorded op
+  /// (all of an ordinary backward's) returns its result through it.
+  explicit Variable(Tensor value, bool requires_grad = false) : value_(std::move(value)) {
+    if (requires_grad) requires_grad_(true);
+  }
   Variable(Tensor value, std::shared_ptr<AutogradMeta> meta) : value_(std::move(value)), meta_(std::move(meta)) {}
 
   const Tensor& value() const { return value_; }
