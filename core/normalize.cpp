@@ -11,6 +11,7 @@
 #include "core/kernel_util.h"
 #include "core/ops.h"
 #include "core/parallel.h"
+#include "core/softmax_row.h"
 
 namespace tg {
 namespace {
@@ -95,14 +96,11 @@ void masked_line(const T* in, T* out, int64_t n, int64_t s) {
   for (int64_t j = 0; j < n; ++j) out[j * s] = nan ? std::numeric_limits<T>::quiet_NaN() : T(0);
 }
 
-// Contiguous f32 lines (the last dim: attention scores, logits) run in f32 with the vectorised exp; other
-// lines, and f64, in double with libm.
+// Contiguous f32 lines (the last dim: attention scores, logits) run in f32 with the vectorised exp, on 16
+// lanes where the CPU has AVX-512 (softmax_row.cpp, the same bits); other lines, and f64, in double with libm.
+// in may be out.
 void softmax_f32(const float* in, float* out, int64_t n) {
-  const float m = fold8(n, -INFINITY, MaxOf{in});
-  if (m == -INFINITY) return masked_line(in, out, n, 1);
-  for (int64_t j = 0; j < n; ++j) out[j] = detail::exp_f32(in[j] - m);
-  const float inv = 1.0f / sum8(n, [out](int64_t j) { return out[j]; });
-  for (int64_t j = 0; j < n; ++j) out[j] *= inv;
+  if (!detail::softmax_f32_avx512(in, out, n)) detail::softmax_f32_portable(in, out, n);
 }
 
 void log_softmax_f32(const float* in, float* out, int64_t n) {
@@ -115,19 +113,68 @@ void log_softmax_f32(const float* in, float* out, int64_t n) {
 template <class T>
 constexpr bool is_f32 = std::is_same_v<T, float>;
 
+// The softmax of one line of n elements s apart (in may be out).
+template <class T>
+void softmax_line(const T* in, T* out, int64_t n, int64_t s) {
+  if constexpr (is_f32<T>)
+    if (s == 1) return softmax_f32(in, out, n);
+  double m = -kInf, sum = 0;
+  for (int64_t j = 0; j < n; ++j) m = std::max(m, double(in[j * s]));
+  if (m == -kInf) return masked_line(in, out, n, s);
+  for (int64_t j = 0; j < n; ++j) sum += double(out[j * s] = T(std::exp(double(in[j * s]) - m)));
+  for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(out[j * s]) / sum);
+}
+
 }  // namespace
+
+void detail::softmax_f32_portable(const float* in, float* out, int64_t n) {
+  const float m = fold8(n, -INFINITY, MaxOf{in});
+  if (m == -INFINITY) return masked_line(in, out, n, 1);
+  for (int64_t j = 0; j < n; ++j) out[j] = detail::exp_f32(in[j] - m);
+  const float inv = 1.0f / sum8(n, [out](int64_t j) { return out[j]; });
+  for (int64_t j = 0; j < n; ++j) out[j] *= inv;
+}
+
+void detail::softmax_backward_f32_portable(const float* g, const float* p, float* out, int64_t n) {
+  const float dot = sum8(n, [g, p](int64_t j) { return g[j] * p[j]; });
+  for (int64_t j = 0; j < n; ++j) out[j] = p[j] * (g[j] - dot);
+}
 
 Tensor softmax(const Tensor& x, int64_t dim) {
   return along<1>({x}, dim, "softmax", [](const auto& in, auto* out, int64_t n, int64_t s) {
-    using T = std::remove_cv_t<std::remove_reference_t<decltype(*out)>>;
-    if constexpr (is_f32<T>)
-      if (s == 1) return softmax_f32(in[0], out, n);
-    double m = -kInf, sum = 0;
-    for (int64_t j = 0; j < n; ++j) m = std::max(m, double(in[0][j * s]));
-    if (m == -kInf) return masked_line(in[0], out, n, s);
-    for (int64_t j = 0; j < n; ++j) sum += double(out[j * s] = T(std::exp(double(in[0][j * s]) - m)));
-    for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(out[j * s]) / sum);
+    softmax_line(in[0], out, n, s);
   });
+}
+
+// softmax(masked_fill(x, blocked, -inf), -1) without the filled copy: each line is written to the output
+// with -inf where blocked and the line's softmax runs there in place, so the bits are those of the two ops.
+Tensor masked_softmax(const Tensor& x, const Tensor& blocked) {
+  detail::check_defined(x, "masked_softmax");
+  if (!blocked.defined()) return softmax(x, -1);
+  check<ShapeError>(x.dim() >= 1, "masked_softmax: expected at least 1 dim, got shape {}", x.shape());
+  check<DTypeError>(blocked.dtype() == boolean, "masked_softmax: mask must be bool, got {}", blocked.dtype());
+  check<ShapeError>(broadcast_shapes(x.shape(), blocked.shape(), "masked_softmax") == x.shape(),
+                    "masked_softmax: mask of shape {} does not broadcast to input shape {}", blocked.shape(), x.shape());
+  Tensor c = x.contiguous(), out = empty(x.shape(), x.dtype());
+  const int64_t n = x.size(-1), rows = n ? x.numel() / n : 0;
+  const Strides ms = detail::broadcast_strides(blocked, x.shape());
+  const bool* pm = blocked.data<bool>();
+  detail::dispatch_float(x.dtype(), "masked_softmax", [&](auto z) {
+    using T = decltype(z);
+    const T* pi = c.data<T>();
+    T* po = out.data<T>();
+    parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        int64_t at = 0;  // line r's first mask element: r unravelled over the leading dims
+        for (int64_t d = x.dim() - 2, rest = r; d >= 0; --d) at += rest % x.size(d) * ms[d], rest /= x.size(d);
+        const T* line = pi + r * n;
+        T* y = po + r * n;
+        for (int64_t j = 0; j < n; ++j) y[j] = pm[at + j * ms.back()] ? T(-kInf) : line[j];
+        softmax_line(y, y, n, 1);
+      }
+    });
+  });
+  return out;
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim) {
@@ -146,8 +193,7 @@ Tensor softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim) {
     const T *g = in[0], *p = in[1];
     if constexpr (is_f32<T>)
       if (s == 1) {
-        const float dot = sum8(n, [g, p](int64_t j) { return g[j] * p[j]; });
-        for (int64_t j = 0; j < n; ++j) out[j] = p[j] * (g[j] - dot);
+        if (!detail::softmax_backward_f32_avx512(g, p, out, n)) detail::softmax_backward_f32_portable(g, p, out, n);
         return;
       }
     double dot = 0;

@@ -123,6 +123,11 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 /// Softmax along `dim`, max-shifted for stability. A line that is all -inf (fully masked) gives zeros,
 /// where PyTorch gives NaN; a line holding a NaN gives NaNs, as in PyTorch.
 Tensor softmax(const Tensor& x, int64_t dim);
+/// softmax(masked_fill(x, blocked, -inf), -1) in one pass, with the same bits (attention's masked scores):
+/// blocked is bool, broadcast to x's shape, true where the entry is left out; undefined = plain softmax. A
+/// line blocked everywhere gives zeros. ShapeError for a 0-d x or a mask that does not broadcast to x,
+/// DTypeError for a mask that is not bool.
+Tensor masked_softmax(const Tensor& x, const Tensor& blocked);
 /// log softmax along `dim`: x - logsumexp(x), stable for logits of any size.
 Tensor log_softmax(const Tensor& x, int64_t dim);
 /// The gradient of softmax in one pass, y·(dy - Σ_dim dy·y), from the output y (dy and y of one shape).

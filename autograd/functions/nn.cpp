@@ -151,8 +151,7 @@ Variable scaled_dot_product_attention(const Variable& q, const Variable& k, cons
   const double root_d = std::sqrt(double(q.size(-1)));
   Tensor scores = tg::matmul(tg::div(q.value(), scalar_tensor(root_d, q.dtype())), k.value().mT());  // (..., S_q, S_k)
   if (added.defined()) scores = tg::add(scores, added);
-  if (blocked.defined()) scores = tg::masked_fill(scores, blocked, -std::numeric_limits<double>::infinity());
-  const Tensor P = tg::softmax(scores, -1);
+  const Tensor P = tg::masked_softmax(scores, blocked);  // the bits of masked_fill(-inf) then softmax
   scores = Tensor();
   Tensor Pd = P, keep;
   double scale = 1;

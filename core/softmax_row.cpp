@@ -1,0 +1,129 @@
+// The f32 softmax line, forward and backward, on 16 lanes of AVX-512. The portable lines in normalize.cpp are
+// built for the baseline x86-64 (4 lanes of SSE), where attention's softmax over rows of 25-32 scores took
+// 7 % of a training step (bench_step S, perf); building them for AVX-512 with target_clones was tried and was
+// slower (the fold8 helpers stopped inlining, RESULTS.md). These are the same operations written out on
+// vectors, so the bits are the portable line's:
+//  - exp16 is detail::exp_f32 operation for operation (no fma: a product then a sum, each rounded, as
+//    -ffp-contract=off keeps the scalar code);
+//  - the max is exact in any order; a NaN is passed over as MaxOf does (max_ps(x, acc) returns acc when x
+//    is NaN), and a max of -0 or +0 gives the same exps;
+//  - the sums follow sum8: 8 lanes over the whole blocks of 8, the tail in order from +0, then the lanes
+//    added to it one by one.
+// tests/core/normalize_test.cpp compares both lines bit for bit on every length to 200 with -inf, NaN, inf,
+// ±0, subnormal and large inputs.
+#include "core/softmax_row.h"
+
+// g++ 12 warns inside its own AVX-512 headers about the _mm512_undefined_* operands of some intrinsics
+// (GCC bug 105593, fixed in 13): nothing of ours is uninitialised.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <initializer_list>
+
+namespace tg::detail {
+namespace {
+
+bool has_avx512() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+  }();
+  return yes;
+}
+
+#define TG_AVX512 [[gnu::target("avx512f,avx2")]]
+
+TG_AVX512 inline __mmask16 tail_mask(int64_t left) {
+  return left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
+}
+
+// exp_f32 (core/fast_math.h) on 16 lanes; see there for the constants and the masks.
+TG_AVX512 inline __m512 exp16(__m512 x) {
+  __m512i u = _mm512_castps_si512(x);
+  const __mmask16 low = _mm512_cmpgt_epu32_mask(u, _mm512_set1_epi32(int(0xC2D00000u))) &
+                        _mm512_cmple_epu32_mask(u, _mm512_set1_epi32(int(0xFF800000u)));
+  const __mmask16 high = _mm512_cmpgt_epi32_mask(u, _mm512_set1_epi32(0x42B20000)) &
+                         _mm512_cmple_epu32_mask(u, _mm512_set1_epi32(0x7F800000));
+  u = _mm512_mask_mov_epi32(u, low, _mm512_setzero_si512());
+  u = _mm512_mask_mov_epi32(u, high, _mm512_set1_epi32(0x42B20000));
+  x = _mm512_castsi512_ps(u);
+  const __m512 shift = _mm512_set1_ps(12582912.0f);
+  const __m512 t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), shift);
+  const __m512 n = _mm512_sub_ps(t, shift);
+  const __m512i ni = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_castps_si512(shift));
+  const __m512 r = _mm512_add_ps(_mm512_sub_ps(x, _mm512_mul_ps(n, _mm512_set1_ps(0.693359375f))),
+                                 _mm512_mul_ps(n, _mm512_set1_ps(2.12194440e-4f)));
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f})
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(c));
+  p = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(p, r), r), r), _mm512_set1_ps(1.0f));
+  const __m512i n1 = _mm512_srai_epi32(ni, 1), n2 = _mm512_sub_epi32(ni, n1);
+  const __m512i bias = _mm512_set1_epi32(127);
+  const __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));
+  const __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23));
+  const __m512 e = _mm512_mul_ps(_mm512_mul_ps(p, s1), s2);
+  return _mm512_castsi512_ps(_mm512_maskz_mov_epi32(__mmask16(~low), _mm512_castps_si512(e)));
+}
+
+// sum8 of normalize.cpp over a[j] (b null) or a[j]·b[j]: lanes j mod 8 over whole blocks of 8, the tail
+// from +0 in order, then r + lane 0 + ... + lane 7.
+TG_AVX512 inline float sum8(const float* a, const float* b, int64_t n) {
+  __m256 acc = _mm256_setzero_ps();
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 x = _mm256_loadu_ps(a + j);
+    acc = _mm256_add_ps(acc, b ? _mm256_mul_ps(x, _mm256_loadu_ps(b + j)) : x);
+  }
+  float r = 0.0f;
+  for (; j < n; ++j) r += b ? a[j] * b[j] : a[j];
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, acc);
+  for (float lane : lanes) r += lane;
+  return r;
+}
+
+TG_AVX512 bool softmax_line(const float* in, float* out, int64_t n) {
+  const __m512 minus_inf = _mm512_set1_ps(-__builtin_inff());
+  __m512 mx = minus_inf;
+  for (int64_t j = 0; j < n; j += 16)
+    mx = _mm512_max_ps(_mm512_mask_loadu_ps(minus_inf, tail_mask(n - j), in + j), mx);  // NaN passed over
+  const float m = _mm512_reduce_max_ps(mx);
+  if (m == -__builtin_inff()) return false;
+  const __m512 vm = _mm512_set1_ps(m);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 k = tail_mask(n - j);
+    _mm512_mask_storeu_ps(out + j, k, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, in + j), vm)));
+  }
+  const float sum = sum8(out, nullptr, n);
+  const __m512 inv = _mm512_set1_ps(1.0f / sum);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 k = tail_mask(n - j);
+    _mm512_mask_storeu_ps(out + j, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, out + j), inv));
+  }
+  return true;
+}
+
+TG_AVX512 void softmax_backward_line(const float* g, const float* p, float* out, int64_t n) {
+  const float dot = sum8(g, p, n);
+  const __m512 vdot = _mm512_set1_ps(dot);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 k = tail_mask(n - j);
+    const __m512 pj = _mm512_maskz_loadu_ps(k, p + j), gj = _mm512_maskz_loadu_ps(k, g + j);
+    _mm512_mask_storeu_ps(out + j, k, _mm512_mul_ps(pj, _mm512_sub_ps(gj, vdot)));
+  }
+}
+
+}  // namespace
+
+bool softmax_f32_avx512(const float* in, float* out, int64_t n) { return has_avx512() && softmax_line(in, out, n); }
+
+bool softmax_backward_f32_avx512(const float* g, const float* p, float* out, int64_t n) {
+  if (!has_avx512()) return false;
+  softmax_backward_line(g, p, out, n);
+  return true;
+}
+
+#undef TG_AVX512
+
+}  // namespace tg::detail
