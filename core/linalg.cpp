@@ -1,7 +1,7 @@
 // Matrix products on OpenBLAS. A 2-D operand whose view is a transposed contiguous matrix is passed to
 // cblas_?gemm with a transpose flag instead of being copied; batch dims broadcast as in PyTorch's matmul
 // and each batch entry is one GEMM call. Small f32 products go to our own kernel where it gives OpenBLAS's
-// bits (sgemm_small.cpp).
+// bits (sgemm_small.cpp), all batch entries in one call.
 #include <cblas.h>
 
 #include "core/kernel_util.h"
@@ -31,12 +31,9 @@ template <class T>
 void gemm(const BlasMat& a, const BlasMat& b, int64_t a_at, int64_t b_at, T* c, int64_t M, int64_t N, int64_t K) {
   const T* pa = a.t.template data<T>() + a_at;
   const T* pb = b.t.template data<T>() + b_at;
-  if constexpr (std::is_same_v<T, float>) {
-    const bool ta = a.trans == CblasTrans, tb = b.trans == CblasTrans;
-    if (detail::sgemm_small_matches_blas(ta, tb, M, N, K))
-      return detail::sgemm_small(ta, tb, M, N, K, pa, a.ld, pb, b.ld, c, N);
+  if constexpr (std::is_same_v<T, float>)
     cblas_sgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0f, pa, a.ld, pb, b.ld, 0.0f, c, std::max<int64_t>(N, 1));
-  } else
+  else
     cblas_dgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0, pa, a.ld, pb, b.ld, 0.0, c, std::max<int64_t>(N, 1));
 }
 
@@ -63,14 +60,25 @@ Tensor batched(const Tensor& a, const Tensor& b) {
   // instead of reshaped to (batch, M, K): attention's per-head (B, H, S, d) views of a (B, S, H·d)
   // projection would be copied by a reshape, as would broadcast operands.
   BlasMat ma = as_blas(a.expand(ea)), mb = as_blas(b.expand(eb));
+  if (M * N == 0) return out;
+  const std::array<Strides, 2> strides = {batch_strides(ma.t), batch_strides(mb.t)};
+  const bool ta = ma.trans == CblasTrans, tb = mb.trans == CblasTrans;
+  if (a.dtype() == f32 && detail::sgemm_small_matches_blas(ta, tb, M, N, K)) {
+    // One call for all entries (attention's B·H heads): their offsets first.
+    std::vector<int64_t> a_at, b_at;
+    a_at.reserve(size_t(batch.numel())), b_at.reserve(size_t(batch.numel()));
+    detail::visit<2>(batch, strides, [&](const std::array<int64_t, 2>& o) { a_at.push_back(o[0]), b_at.push_back(o[1]); });
+    detail::sgemm_small_batched(ta, tb, M, N, K, ma.t.data<float>(), ma.ld, a_at.data(), mb.t.data<float>(), mb.ld,
+                                b_at.data(), out.data<float>(), N, int64_t(a_at.size()));
+    return out;
+  }
   detail::dispatch_float(a.dtype(), "matmul", [&](auto z) {
     using T = decltype(z);
     T* pc = out.data<T>();
     int64_t i = 0;
-    if (M * N > 0)
-      detail::visit<2>(batch, {batch_strides(ma.t), batch_strides(mb.t)}, [&](const std::array<int64_t, 2>& o) {
-        gemm<T>(ma, mb, o[0], o[1], pc + i++ * M * N, M, N, K);
-      });
+    detail::visit<2>(batch, strides, [&](const std::array<int64_t, 2>& o) {
+      gemm<T>(ma, mb, o[0], o[1], pc + i++ * M * N, M, N, K);
+    });
   });
   return out;
 }

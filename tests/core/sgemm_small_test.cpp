@@ -31,7 +31,9 @@ bool same_bits(const Case& c, Fill&& fill) {
   std::vector<float> want(size_t(c.M * c.N), 7.0f), got(size_t(c.M * c.N), 5.0f);
   cblas_sgemm(CblasRowMajor, c.trans_a ? CblasTrans : CblasNoTrans, c.trans_b ? CblasTrans : CblasNoTrans, int(c.M),
               int(c.N), int(c.K), 1.0f, a.data(), int(lda), b.data(), int(ldb), 0.0f, want.data(), int(c.N));
-  sgemm_small(c.trans_a, c.trans_b, c.M, c.N, c.K, a.data(), lda, b.data(), ldb, got.data(), c.N);
+  const int64_t zero = 0;
+  sgemm_small_batched(c.trans_a, c.trans_b, c.M, c.N, c.K, a.data(), lda, &zero, b.data(), ldb, &zero, got.data(), c.N,
+                      1);
   return std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0;
 }
 
@@ -134,6 +136,48 @@ TEST_CASE("sgemm_small refuses the shapes OpenBLAS sums in another order") {
     CHECK_FALSE(sgemm_small_matches_blas(false, true, 1024, 64, 64));
     CHECK(sgemm_small_matches_blas(false, true, 32, 32, 16));
     CHECK(sgemm_small_matches_blas(true, false, 64, 64, 64));
+  }
+  openblas_set_num_threads(threads);
+}
+
+TEST_CASE("sgemm_small_batched gives cblas_sgemm's bits on every head of attention's (B, H, S, d) views") {
+  if (!active()) {
+    MESSAGE(off_message());
+    return;
+  }
+  // x and y are (B, S, H·d) projections; head (b, h) of each is the (S x d) matrix at b·S·H·d + h·d with row
+  // stride H·d. The products of attention's forward and backward: x @ yᵀ, x @ y (as (S x S) @ (S x d) with
+  // a (B, H, S, S) first operand), xᵀ @ y.
+  const int64_t B = 3, H = 4, S = 25, d = 16, E = H * d;
+  std::mt19937 gen(11);
+  std::normal_distribution<float> normal;
+  std::vector<float> x(size_t(B * S * E)), y(size_t(B * S * E)), p(size_t(B * H * S * S));
+  for (std::vector<float>* v : {&x, &y, &p})
+    for (float& e : *v) e = normal(gen);
+  std::vector<int64_t> head_at, square_at;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h) head_at.push_back(b * S * E + h * d), square_at.push_back((b * H + h) * S * S);
+  struct Product {
+    bool ta, tb;
+    int64_t M, N, K, lda, ldb;
+    const std::vector<float>& a;
+    const std::vector<int64_t>& a_at;
+  };
+  const int threads = openblas_get_num_threads();
+  openblas_set_num_threads(1);
+  for (const Product& q : {Product{false, true, S, S, d, E, E, x, head_at}, Product{false, false, S, d, S, S, E, p, square_at},
+                           Product{true, false, d, d, S, E, E, x, head_at}}) {
+    CAPTURE(q.ta);
+    CAPTURE(q.tb);
+    REQUIRE(sgemm_small_matches_blas(q.ta, q.tb, q.M, q.N, q.K));
+    std::vector<float> want(size_t(B * H * q.M * q.N)), got(want.size(), 3.0f);
+    for (size_t i = 0; i < head_at.size(); ++i)
+      cblas_sgemm(CblasRowMajor, q.ta ? CblasTrans : CblasNoTrans, q.tb ? CblasTrans : CblasNoTrans, int(q.M), int(q.N),
+                  int(q.K), 1.0f, q.a.data() + q.a_at[i], int(q.lda), y.data() + head_at[i], int(q.ldb), 0.0f,
+                  want.data() + i * q.M * q.N, int(q.N));
+    sgemm_small_batched(q.ta, q.tb, q.M, q.N, q.K, q.a.data(), q.lda, q.a_at.data(), y.data(), q.ldb, head_at.data(),
+                        got.data(), q.N, int64_t(head_at.size()));
+    CHECK(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0);
   }
   openblas_set_num_threads(threads);
 }
