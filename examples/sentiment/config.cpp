@@ -58,8 +58,8 @@ void check_model_config(const ModelConfig& m) {
   tg::check<ValueError>(m.dropout >= 0 && m.dropout < 1, "model: dropout must be in [0, 1), got {}", m.dropout);
   tg::check<ValueError>(m.activation == "relu" || m.activation == "gelu",
                         "model: activation must be relu or gelu, got '{}'", m.activation);
-  tg::check<ValueError>(m.pooling == "mean" || m.pooling == "max", "model: pooling must be mean or max, got '{}'",
-                        m.pooling);
+  tg::check<ValueError>(m.pooling == "mean" || m.pooling == "max" || m.pooling == "mean+max",
+                        "model: pooling must be mean, max or mean+max, got '{}'", m.pooling);
   tg::check<ValueError>(m.positional == "learned" || m.positional == "none",
                         "model: positional must be learned or none, got '{}'", m.positional);
   tg::check<ValueError>(m.token_dropout >= 0 && m.token_dropout < 1, "model: token_dropout must be in [0, 1), got {}",
@@ -70,6 +70,8 @@ void check_model_config(const ModelConfig& m) {
   tg::check<ValueError>(m.ensemble >= 1, "model: ensemble must be >= 1, got {}", m.ensemble);
   tg::check<ValueError>(m.subword_buckets >= 0 && m.subword_buckets <= (int64_t(1) << 24),
                         "model: subword_buckets must be in [0, 2^24] (0 = off), got {}", m.subword_buckets);
+  tg::check<ValueError>(m.subword_combine == "mean" || m.subword_combine == "sum",
+                        "model: subword_combine must be mean or sum, got '{}'", m.subword_combine);
 }
 
 void check_train_config(const TrainConfig& t) {
@@ -113,7 +115,7 @@ void to_json(nlohmann::json& j, const Config& c) {
                   {"dropout", m.dropout}, {"activation", m.activation}, {"norm_first", m.norm_first},
                   {"pooling", m.pooling}, {"positional", m.positional}, {"token_dropout", m.token_dropout},
                   {"embedding_std", m.embedding_std}, {"num_classes", m.num_classes}, {"ensemble", m.ensemble},
-                  {"subword_buckets", m.subword_buckets}}},
+                  {"subword_buckets", m.subword_buckets}, {"subword_combine", m.subword_combine}}},
        {"train", {{"epochs", t.epochs}, {"batch_size", t.batch_size}, {"optimizer", t.optimizer}, {"lr", t.lr},
                   {"weight_decay", t.weight_decay}, {"label_smoothing", t.label_smoothing},
                   {"warmup_epochs", t.warmup_epochs}, {"schedule", t.schedule},
@@ -128,7 +130,7 @@ namespace {
 const std::map<std::string, std::set<std::string>> kKeys = {
     {"model", {"vocab_size", "max_len", "d_model", "num_heads", "num_layers", "dim_feedforward", "dropout",
                "activation", "norm_first", "pooling", "num_classes", "positional", "token_dropout", "embedding_std",
-               "ensemble", "subword_buckets"}},
+               "ensemble", "subword_buckets", "subword_combine"}},
     {"train", {"epochs", "batch_size", "optimizer", "lr", "weight_decay", "label_smoothing", "warmup_epochs",
                "schedule", "clip_grad_norm", "val_fraction", "keep_best", "min_freq", "ensemble_data"}}};
 
@@ -180,6 +182,7 @@ void from_json(const nlohmann::json& j, Config& c) {
   read(j, "model", "positional", m.positional), read(j, "model", "token_dropout", m.token_dropout);
   read_optional(j, "model", "embedding_std", m.embedding_std), read_optional(j, "model", "ensemble", m.ensemble);
   read_optional(j, "model", "subword_buckets", m.subword_buckets);
+  read_optional(j, "model", "subword_combine", m.subword_combine);
   read(j, "train", "epochs", t.epochs), read(j, "train", "batch_size", t.batch_size);
   read(j, "train", "optimizer", t.optimizer), read(j, "train", "lr", t.lr);
   read(j, "train", "weight_decay", t.weight_decay), read(j, "train", "label_smoothing", t.label_smoothing);

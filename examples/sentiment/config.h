@@ -19,7 +19,8 @@ struct ModelConfig {
   double dropout = 0.1;
   std::string activation = "relu";  ///< relu | gelu
   bool norm_first = false;          ///< pre-norm instead of PyTorch's default post-norm
-  std::string pooling = "mean";     ///< mean | max over non-pad positions
+  /// mean | max over non-pad positions, or mean+max: both, side by side (the classifier reads 2·d_model)
+  std::string pooling = "mean";
   std::string positional = "learned";  ///< learned position embeddings, or none (a bag of contextual words)
   double token_dropout = 0.0;       ///< in training, each real token becomes <unk> with this probability
   /// Standard deviation of the initial token (and position) embeddings. PyTorch's N(0, 1) leaves a word seen a few times
@@ -32,6 +33,10 @@ struct ModelConfig {
   /// Sub-word features (fastText): with B > 0 buckets, each token's input vector is the mean of its word
   /// embedding and the embeddings of its hashed character 3- to 5-grams (subword.h); 0 = off.
   int64_t subword_buckets = 0;
+  /// With sub-words, how a token's word vector and its n-gram vectors make its input: "mean" of them all
+  /// (fastText's), or "sum": the word vector plus the n-grams' sum, so that a word seen often is not
+  /// diluted by its n-grams, and one never seen is its n-grams.
+  std::string subword_combine = "mean";
 };
 
 /// How to train it.

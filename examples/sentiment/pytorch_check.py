@@ -8,9 +8,10 @@ Usage (PyTorch 1.13 is installed for /usr/bin/python3):
     /usr/bin/python3 examples/sentiment/pytorch_check.py --model /tmp/sent_check --logits /tmp/sent_check/logits.txt
 
 It builds the classifier of config.json from torch.nn parts (nn.Embedding for tokens and positions, and
-with subword_buckets for hashed character n-grams, whose vectors are averaged with the word's as in fastText;
+with subword_buckets for hashed character n-grams, whose vectors are averaged with the word's as in fastText
+(or summed with it);
 nn.Dropout, nn.TransformerEncoder of nn.TransformerEncoderLayer with batch_first=True, a final LayerNorm
-when norm_first, masked mean or max pooling, nn.Linear; K of them with averaged probabilities for an
+when norm_first, masked mean or max pooling or both side by side, nn.Linear; K of them with averaged probabilities for an
 ensemble), loads model.safetensors into it (parsed here by
 hand: 8-byte little-endian header length, JSON header, raw data; our parameter names are PyTorch's
 state_dict names), tokenizes the test split as the C++ program does, runs it in eval mode in float32, and
@@ -164,22 +165,26 @@ class Network(nn.Module):
                                            layer_norm_eps=1e-5, batch_first=True, norm_first=m["norm_first"])
         self.encoder = nn.TransformerEncoder(layer, m["num_layers"], norm=nn.LayerNorm(D) if m["norm_first"] else None,
                                              enable_nested_tensor=False)
-        self.classifier = nn.Linear(D, m["num_classes"])
+        self.subword_combine = m.get("subword_combine", "mean")
+        self.classifier = nn.Linear(2 * D if self.pooling == "mean+max" else D, m["num_classes"])
 
     def forward(self, tokens, pad_mask, subwords=None):  # (B, S) int64, (B, S) bool, (B, S, N) -> (B, C)
         x = self.token_embedding(tokens)                                                      # (B, S, D)
-        if hasattr(self, "subword_embedding"):  # the mean of the word's vector and its n-grams'
-            count = (subwords != 0).sum(2, keepdim=True).to(x.dtype) + 1                      # (B, S, 1)
-            x = (x + self.subword_embedding(subwords).sum(2)) / count
+        if hasattr(self, "subword_embedding"):  # the mean of the word's vector and its n-grams', or their sum
+            x = x + self.subword_embedding(subwords).sum(2)
+            if self.subword_combine == "mean":
+                x = x / ((subwords != 0).sum(2, keepdim=True).to(x.dtype) + 1)                # count (B, S, 1)
         if hasattr(self, "position_embedding"):
             x = x + self.position_embedding(torch.arange(tokens.shape[1]))
         x = self.dropout(x)
         h = self.encoder(x, src_key_padding_mask=pad_mask)                                    # (B, S, D)
         keep = (~pad_mask).unsqueeze(2)                                                       # (B, S, 1)
+        largest = h.masked_fill(~keep, -1e9).amax(1)                                          # (B, D)
         if self.pooling == "max":
-            return self.classifier(h.masked_fill(~keep, -1e9).amax(1))
+            return self.classifier(largest)
         keep = keep.to(h.dtype)
-        return self.classifier((h * keep).sum(1) / keep.sum(1))
+        mean = (h * keep).sum(1) / keep.sum(1)                                                # (B, D)
+        return self.classifier(torch.cat([mean, largest], 1) if self.pooling == "mean+max" else mean)
 
 
 class Classifier(nn.Module):

@@ -36,6 +36,7 @@ void check_same(const Config& a, const Config& b) {
   CHECK(m.num_classes == n.num_classes);
   CHECK(m.ensemble == n.ensemble);
   CHECK(m.subword_buckets == n.subword_buckets);
+  CHECK(m.subword_combine == n.subword_combine);
   const TrainConfig &t = a.train, &u = b.train;
   CHECK(t.epochs == u.epochs);
   CHECK(t.batch_size == u.batch_size);
@@ -98,7 +99,7 @@ TEST_CASE("Config JSON round trip keeps every field, through text") {
   custom.model = {.vocab_size = 99, .max_len = 17, .d_model = 24, .num_heads = 3, .num_layers = 5,
                   .dim_feedforward = 40, .dropout = 0.123456789, .activation = "gelu", .norm_first = true,
                   .pooling = "max", .positional = "none", .token_dropout = 0.25, .embedding_std = 0.0625, .num_classes = 3,
-                  .ensemble = 4, .subword_buckets = 8192};
+                  .ensemble = 4, .subword_buckets = 8192, .subword_combine = "sum"};
   custom.train = {.epochs = 7, .batch_size = 9, .optimizer = "adamw", .lr = 1.5e-4, .weight_decay = 0.3,
                   .label_smoothing = 0.05, .warmup_epochs = 2, .schedule = "cosine", .clip_grad_norm = 1.25,
                   .val_fraction = 0.2, .keep_best = true, .min_freq = 3, .ensemble_data = "folds"};
@@ -161,6 +162,8 @@ TEST_CASE("check_config names the field of a model or train setting out of range
       {"model: dropout must be in [0, 1), got nan", [](Config& c) { c.model.dropout = NAN; }},
       {"model: embedding_std must be finite and > 0, got inf", [](Config& c) { c.model.embedding_std = INFINITY; }},
       {"model: activation must be relu or gelu, got 'tanh'", [](Config& c) { c.model.activation = "tanh"; }},
+      {"model: pooling must be mean, max or mean+max, got 'max+mean'", [](Config& c) { c.model.pooling = "max+mean"; }},
+      {"model: subword_combine must be mean or sum, got 'avg'", [](Config& c) { c.model.subword_combine = "avg"; }},
       {"train: lr must be finite and >= 0, got -0.001", [](Config& c) { c.train.lr = -1e-3; }},
       {"train: weight_decay must be finite and >= 0, got -1", [](Config& c) { c.train.weight_decay = -1; }},
       {"train: label_smoothing must be in [0, 1], got 1.5", [](Config& c) { c.train.label_smoothing = 1.5; }},
@@ -195,6 +198,12 @@ TEST_CASE("Config from JSON without subword_buckets (an older model directory) r
   nlohmann::json j = config_by_name("default");
   j["model"].erase("subword_buckets");
   CHECK(j.get<Config>().model.subword_buckets == 0);
+}
+
+TEST_CASE("Config from JSON without subword_combine (an older model directory) reads it as mean, fastText's") {
+  nlohmann::json j = config_by_name("default");
+  j["model"].erase("subword_combine");
+  CHECK(j.get<Config>().model.subword_combine == "mean");
 }
 
 // Model directories written before ensembles hold one network.

@@ -77,9 +77,9 @@ TEST_CASE("Classifier rejects an unknown pooling or activation, naming it") {
   CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("'swish'"), tg::ValueError);
 }
 
-TEST_CASE("padding does not change a sentence's logits in eval mode (mean and max pooling, post- and pre-norm)") {
+TEST_CASE("padding does not change a sentence's logits in eval mode (each pooling, post- and pre-norm)") {
   const std::vector<Encoded> data = {{{4, 9, 3}, 1}, {{2, 5, 7, 11, 13, 6, 8}, 0}, {{17}, 0}};
-  for (const char* pooling : {"mean", "max"}) {
+  for (const char* pooling : {"mean", "max", "mean+max"}) {
     for (bool norm_first : {false, true}) {
       CAPTURE(pooling);
       CAPTURE(norm_first);
@@ -292,4 +292,52 @@ TEST_CASE("word dropout drops a word's n-grams with it") {
   CHECK(max_abs_diff(logits("dreadful"), logits("wonderful")) == 0);
   model.eval();
   CHECK(max_abs_diff(logits("dreadful"), logits("wonderful")) > 1e-4);
+}
+
+TEST_CASE("mean+max pooling: the classifier reads (mean, max) side by side, each half as that pooling alone") {
+  const std::vector<Encoded> data = {{{4, 9, 3}, 1}, {{2, 5, 7, 11, 13, 6, 8}, 0}};
+  tg::NoGradGuard no_grad;
+  Batch b = make_batch(data, {0, 1});
+  tg::manual_seed(3);
+  Classifier both(tiny("mean+max"));
+  both.eval();
+  tg::Tensor w = param(both, "classifier.weight"), bias = param(both, "classifier.bias");  // share the storage
+  REQUIRE(w.shape() == tg::Shape{2, 16});
+  for (const char* alone : {"mean", "max"}) {
+    CAPTURE(alone);
+    tg::manual_seed(3);  // the classifier is drawn last: the same embeddings and encoder
+    Classifier one(tiny(alone));
+    one.eval();
+    // Both's classifier made to read only this pooling's half, with one's weights.
+    const bool mean = std::string(alone) == "mean";
+    w.fill_(0.0);
+    w.slice(1, mean ? 0 : 8, mean ? 8 : 16).copy_(param(one, "classifier.weight"));
+    bias.copy_(param(one, "classifier.bias"));
+    CHECK(max_abs_diff(both.forward(b.tokens, b.pad_mask).value(), one.forward(b.tokens, b.pad_mask).value()) <= 1e-6);
+  }
+}
+
+TEST_CASE("subword_combine sum adds the n-gram vectors to the word's: zero n-gram vectors leave a plain model") {
+  const Vocab vocab = Vocab::build({{"good", "a", "movie"}});
+  const std::vector<Encoded> data = encode_all({{"a good movie", 1, ""}, {"an awful film", 0, ""}}, vocab, 8, 64);
+  tg::NoGradGuard no_grad;
+  ModelConfig plain_config = tiny();
+  plain_config.vocab_size = vocab.size();
+  tg::manual_seed(10);
+  Classifier plain(plain_config);
+  plain.eval();
+  Batch b = make_batch(data, {0, 1});
+  const tg::Tensor expected = plain.forward(b.tokens, b.pad_mask).value();
+  for (const char* combine : {"sum", "mean"}) {
+    CAPTURE(combine);
+    ModelConfig c = with_subwords(64);
+    c.vocab_size = vocab.size(), c.subword_combine = combine;
+    tg::manual_seed(10);  // sub-word rows are drawn last: the rest is the plain model's
+    Classifier model(c);
+    model.eval();
+    param(model, "subword_embedding.weight").fill_(0.0);
+    const double diff = max_abs_diff(model.forward(b.tokens, b.pad_mask, b.subwords).value(), expected);
+    if (std::string(combine) == "sum") CHECK(diff == 0);
+    else CHECK(diff > 1e-4);  // the mean divides the word vector by 1 + its n-grams
+  }
 }
