@@ -79,6 +79,8 @@ TEST_CASE("config_by_name: reference is the struct defaults, default is the tune
   CHECK(r.train.ensemble_data == "shared");
   CHECK(d.model.embedding_std < r.model.embedding_std);  // small initial embeddings
   CHECK(d.model.subword_buckets == 4096);                 // character n-grams
+  CHECK(d.model.pooling == "mean+max");
+  CHECK(r.model.pooling == "mean");
   CHECK(r.model.subword_buckets == 0);
 }
 
