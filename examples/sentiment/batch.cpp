@@ -9,14 +9,23 @@
 namespace sentiment {
 
 std::vector<Encoded> encode_all(const std::vector<Example>& examples, const Vocab& vocab, int64_t max_len,
-                                int64_t subword_buckets) {
+                                int64_t subword_buckets, const Lexicon* lexicon, int64_t lexicon_weight) {
+  tg::check<tg::ValueError>(!lexicon || subword_buckets > 0, "encode_all: a lexicon's valences go into the sub-word "
+                            "buckets, but subword_buckets is {}", subword_buckets);
+  tg::check<tg::ValueError>(!lexicon || lexicon_weight >= 1, "encode_all: lexicon_weight must be >= 1, got {}",
+                            lexicon_weight);
   std::vector<Encoded> out;
   out.reserve(examples.size());
   for (const Example& e : examples) {
     const std::vector<std::string> tokens = tokenize(e.text);
     Encoded enc{vocab.encode(tokens, max_len), e.label, {}};
     if (subword_buckets > 0)
-      for (size_t i = 0; i < enc.ids.size(); ++i) enc.subwords.push_back(subword_ids(tokens[i], subword_buckets));
+      for (size_t i = 0; i < enc.ids.size(); ++i) {
+        enc.subwords.push_back(subword_ids(tokens[i], subword_buckets));
+        if (std::optional<int> v = lexicon ? lexicon->valence(tokens[i]) : std::nullopt)
+          enc.subwords.back().insert(enc.subwords.back().end(), size_t(lexicon_weight),
+                                     subword_bucket(lexicon_feature(*v), subword_buckets));
+      }
     if (enc.ids.empty()) {  // keeps every row attendable and poolable
       enc.ids.push_back(Vocab::kUnk);
       if (subword_buckets > 0) enc.subwords.emplace_back();

@@ -6,6 +6,7 @@
 #include <tensorgrad/tensorgrad.h>
 
 #include "dataset.h"
+#include "lexicon.h"
 #include "text.h"
 
 namespace sentiment {
@@ -28,9 +29,12 @@ struct Batch {
 };
 
 /// Tokenizes and encodes every example, truncating to max_len tokens; with subword_buckets > 0 (the
-/// model's), also each kept token's n-gram buckets.
+/// model's), also each kept token's n-gram buckets, and with a lexicon (null: none) then lexicon_weight times
+/// the bucket of lexicon_feature(valence) for a token the lexicon rates. ValueError for a lexicon without
+/// sub-word buckets or with lexicon_weight < 1.
 std::vector<Encoded> encode_all(const std::vector<Example>& examples, const Vocab& vocab, int64_t max_len,
-                                int64_t subword_buckets = 0);
+                                int64_t subword_buckets = 0, const Lexicon* lexicon = nullptr,
+                                int64_t lexicon_weight = 1);
 
 /// The batch of rows `rows` of `data`.
 Batch make_batch(const std::vector<Encoded>& data, const std::vector<int64_t>& rows);

@@ -9,6 +9,8 @@
 
 #include <tensorgrad/tensorgrad.h>
 
+#include "subword.h"
+
 namespace sentiment {
 
 Config config_by_name(const std::string& name) {
@@ -76,6 +78,10 @@ void check_model_config(const ModelConfig& m) {
                         "model: subword_buckets must be in [0, 2^24] (0 = off), got {}", m.subword_buckets);
   tg::check<ValueError>(m.subword_combine == "mean" || m.subword_combine == "sum",
                         "model: subword_combine must be mean or sum, got '{}'", m.subword_combine);
+  tg::check<ValueError>(m.lexicon_weight >= 0 && m.lexicon_weight <= kMaxSubwords,
+                        "model: lexicon_weight must be in [0, {}] (0 = off), got {}", kMaxSubwords, m.lexicon_weight);
+  tg::check<ValueError>(m.lexicon_weight == 0 || m.subword_buckets > 0, "model: lexicon_weight needs subword_buckets > 0 "
+                        "(the valences go into the sub-word bags), got subword_buckets {}", m.subword_buckets);
 }
 
 void check_train_config(const TrainConfig& t) {
@@ -119,7 +125,8 @@ void to_json(nlohmann::json& j, const Config& c) {
                   {"dropout", m.dropout}, {"activation", m.activation}, {"norm_first", m.norm_first},
                   {"pooling", m.pooling}, {"positional", m.positional}, {"token_dropout", m.token_dropout},
                   {"embedding_std", m.embedding_std}, {"num_classes", m.num_classes}, {"ensemble", m.ensemble},
-                  {"subword_buckets", m.subword_buckets}, {"subword_combine", m.subword_combine}}},
+                  {"subword_buckets", m.subword_buckets}, {"subword_combine", m.subword_combine},
+                  {"lexicon_weight", m.lexicon_weight}}},
        {"train", {{"epochs", t.epochs}, {"batch_size", t.batch_size}, {"optimizer", t.optimizer}, {"lr", t.lr},
                   {"weight_decay", t.weight_decay}, {"label_smoothing", t.label_smoothing},
                   {"warmup_epochs", t.warmup_epochs}, {"schedule", t.schedule},
@@ -134,7 +141,7 @@ namespace {
 const std::map<std::string, std::set<std::string>> kKeys = {
     {"model", {"vocab_size", "max_len", "d_model", "num_heads", "num_layers", "dim_feedforward", "dropout",
                "activation", "norm_first", "pooling", "num_classes", "positional", "token_dropout", "embedding_std",
-               "ensemble", "subword_buckets", "subword_combine"}},
+               "ensemble", "subword_buckets", "subword_combine", "lexicon_weight"}},
     {"train", {"epochs", "batch_size", "optimizer", "lr", "weight_decay", "label_smoothing", "warmup_epochs",
                "schedule", "clip_grad_norm", "val_fraction", "keep_best", "min_freq", "ensemble_data"}}};
 
@@ -187,6 +194,7 @@ void from_json(const nlohmann::json& j, Config& c) {
   read_optional(j, "model", "embedding_std", m.embedding_std), read_optional(j, "model", "ensemble", m.ensemble);
   read_optional(j, "model", "subword_buckets", m.subword_buckets);
   read_optional(j, "model", "subword_combine", m.subword_combine);
+  read_optional(j, "model", "lexicon_weight", m.lexicon_weight);
   read(j, "train", "epochs", t.epochs), read(j, "train", "batch_size", t.batch_size);
   read(j, "train", "optimizer", t.optimizer), read(j, "train", "lr", t.lr);
   read(j, "train", "weight_decay", t.weight_decay), read(j, "train", "label_smoothing", t.label_smoothing);

@@ -37,6 +37,11 @@ struct ModelConfig {
   /// (fastText's), or "sum": the word vector plus the n-grams' sum, so that a word seen often is not
   /// diluted by its n-grams, and one never seen is its n-grams.
   std::string subword_combine = "mean";
+  /// With W > 0, each token the sentiment lexicon rates (lexicon.h: AFINN-165) also gets its valence's
+  /// pseudo n-gram W times in its sub-word bag, so the valence's vector weighs W in the token's input; 0 = off,
+  /// at most kMaxSubwords (48).
+  /// Needs subword_buckets > 0; the lexicon is saved with the model.
+  int64_t lexicon_weight = 0;
 };
 
 /// How to train it.

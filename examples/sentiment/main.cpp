@@ -61,7 +61,7 @@ int run_blas(bool suggest) {
 
 // What --data, --config and --seed were, and whether each was given on the command line.
 struct RunInputs {
-  std::string data, config;
+  std::string data, config, lexicon = default_lexicon_path();
   uint64_t seed = 0;
   bool data_given = false, config_given = false, seed_given = false;
 };
@@ -85,10 +85,11 @@ int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed)
   check_binary(config, "config '" + config.name + "'");
   if (epochs > 0) config.train.epochs = epochs;
   check_config(config);  // before the data is read
-  Data d = prepare_data(data, config, o.seed, {.skip_malformed = skip_malformed});
+  Data d = prepare_data(data, config, o.seed, {.skip_malformed = skip_malformed}, in.lexicon);
   if (skip_malformed) fmt::print("data {}: skipped {} malformed lines\n", data, d.num_skipped);
   fmt::print("data {}: {} training, {} validation, {} test sentences; vocabulary {} tokens\n", data, d.train.size(),
              d.val.size(), d.test.size(), d.vocab.size());
+  if (config.model.lexicon_weight > 0) fmt::print("lexicon {}: {} words\n", in.lexicon, d.lexicon.size());
   fmt::print("config '{}': d_model {}, {} heads, {} layers, {} epochs, seed {}\n", config.name, config.model.d_model,
              config.model.num_heads, config.model.num_layers, config.train.epochs, o.seed);
   if (config.train.ensemble_data == "folds")
@@ -99,14 +100,15 @@ int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed)
     fmt::print("\nvalidation accuracy of the final weights{}: {:.4f}\n", config.train.keep_best ? " (best epoch)" : "",
                r.val_accuracy);
   fmt::print("\ntest set ({} sentences):\n{}", d.test.size(), format_metrics(r.test, kClassNames));
-  fmt::print("model written to {}/ (model.safetensors, vocab.txt, config.json, metrics.jsonl, learning_curve.svg, "
-             "checkpoint.safetensors)\n", o.out_dir);
+  fmt::print("model written to {}/ (model.safetensors, vocab.txt, {}config.json, metrics.jsonl, learning_curve.svg, "
+             "checkpoint.safetensors)\n", o.out_dir, config.model.lexicon_weight > 0 ? "lexicon.tsv, " : "");
   return 0;
 }
 
-// The examples as model `m` reads them: truncated to its max_len, with its sub-word buckets.
+// The examples as model `m` reads them: truncated to its max_len, with its sub-word buckets and lexicon.
 std::vector<Encoded> encode_for(const LoadedModel& m, const std::vector<Example>& examples) {
-  return encode_all(examples, m.vocab, m.config.model.max_len, m.config.model.subword_buckets);
+  return encode_all(examples, m.vocab, m.config.model.max_len, m.config.model.subword_buckets,
+                    m.config.model.lexicon_weight > 0 ? &m.lexicon : nullptr, m.config.model.lexicon_weight);
 }
 
 // One line per sentence, in order: its logits as decimal text with 9 significant digits, which give back
@@ -253,6 +255,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Train and use a Transformer sentiment classifier (tensorgrad example)"};
   app.require_subcommand(1);
   std::string data = SENTIMENT_DEFAULT_DATA, config = "default", out = "runs/sentiment", model, svg = "attention.svg";
+  std::string lexicon = default_lexicon_path();
   int64_t epochs = 0;
   uint64_t seed = 0;
   int threads = 0;
@@ -261,6 +264,8 @@ int main(int argc, char** argv) {
   auto* train = app.add_subcommand("train", "train a classifier and write a model directory");
   train->add_option("--data", data, "TSV/CSV with text and label columns")->capture_default_str();
   train->add_option("--config", config, "reference | default | path to a config.json")->capture_default_str();
+  train->add_option("--lexicon", lexicon, "word<TAB>valence file for configurations with model.lexicon_weight (saved with "
+                    "the model)")->capture_default_str();
   train->add_option("--epochs", epochs, "override the configuration's epoch count")->check(whole_number<int64_t>(1));
   train->add_option("--seed", seed, "random seed (weights, dropout, shuffling, validation split)")
       ->check(whole_number<uint64_t>(0))->capture_default_str();
@@ -308,7 +313,7 @@ int main(int argc, char** argv) {
     if (*train) {
       topt.out_dir = resume_dir.empty() ? out : resume_dir, topt.resume = !resume_dir.empty();
       topt.on_nonfinite = on_nonfinite == "rollback" ? OnNonFinite::rollback : OnNonFinite::stop;
-      return run_train({.data = data, .config = config, .seed = seed, .data_given = train->count("--data") > 0,
+      return run_train({.data = data, .config = config, .lexicon = lexicon, .seed = seed, .data_given = train->count("--data") > 0,
                         .config_given = train->count("--config") > 0, .seed_given = train->count("--seed") > 0},
                        epochs, topt, skip);
     }

@@ -9,7 +9,8 @@ Usage (PyTorch 1.13 is installed for /usr/bin/python3):
 
 It builds the classifier of config.json from torch.nn parts (nn.Embedding for tokens and positions, and
 with subword_buckets for hashed character n-grams, whose vectors are averaged with the word's as in fastText
-(or summed with it);
+(or summed with it), and with lexicon_weight W, W times the bucket of each rated token's valence
+("<afinn-3>", from the model's lexicon.tsv);
 nn.Dropout, nn.TransformerEncoder of nn.TransformerEncoderLayer with batch_first=True, a final LayerNorm
 when norm_first, masked mean or max pooling or both side by side, nn.Linear; K of them with averaged probabilities for an
 ensemble), loads model.safetensors into it (parsed here by
@@ -117,13 +118,26 @@ def subword_ids(token, buckets):
     return [1 + fnv1a_32(g) % buckets for g in grams[:MAX_SUBWORDS]]
 
 
-def encode(text, vocab, max_len, buckets=0):
+def read_lexicon(path):
+    """token (bytes) -> valence, from lexicon.tsv (word<TAB>valence lines)."""
+    lexicon = {}
+    for line in path.read_bytes().splitlines():
+        word, valence = line.split(b"\t")
+        lexicon[word] = int(valence)
+    return lexicon
+
+
+def encode(text, vocab, max_len, buckets=0, lexicon=None, weight=0):
     """As tokenize + Vocab::encode + encode_all: ASCII lowercase, maximal runs of [a-z0-9'], unknown
-    tokens as <unk>, truncated to max_len, and a sentence without tokens as one <unk> (without n-grams).
+    tokens as <unk>, truncated to max_len, and a sentence without tokens as one <unk> (without n-grams);
+    a token the lexicon rates gets `weight` times the bucket of b"<afinn" + valence + b">" after its n-grams.
     Returns (ids, per-token n-gram buckets or None without sub-words)."""
     tokens = TOKEN.findall(text.lower())[:max_len]  # bytes.lower(): ASCII only
     ids = [vocab.get(t, UNK) for t in tokens]
     subwords = [subword_ids(t, buckets) for t in tokens] if buckets else None
+    for t, grams in zip(tokens, subwords or []):
+        if lexicon and t in lexicon:
+            grams.extend([1 + fnv1a_32(b"<afinn%d>" % lexicon[t]) % buckets] * weight)
     if not ids:
         return [UNK], [[]] if buckets else None
     return ids, subwords
@@ -252,7 +266,10 @@ def main():
     model.eval()
 
     test = read_test_split(args.data)
-    encoded = [encode(text, vocab, config["max_len"], config.get("subword_buckets", 0)) for text, _ in test]
+    weight = config.get("lexicon_weight", 0)
+    lexicon = read_lexicon(directory / "lexicon.tsv") if weight else None
+    encoded = [encode(text, vocab, config["max_len"], config.get("subword_buckets", 0), lexicon, weight)
+               for text, _ in test]
     theirs = read_logits(args.logits)
     if theirs.shape != (len(encoded), config["num_classes"]):
         print(f"pytorch_check: {args.logits} holds {tuple(theirs.shape)} logits, expected "

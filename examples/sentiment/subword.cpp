@@ -24,7 +24,7 @@ std::vector<std::string> char_ngrams(std::string_view token) {
 std::vector<int64_t> subword_ids(std::string_view token, int64_t buckets) {
   tg::check<tg::ValueError>(buckets >= 1, "subword_ids: buckets must be >= 1, got {}", buckets);
   std::vector<int64_t> ids;
-  for (const std::string& g : char_ngrams(token)) ids.push_back(1 + int64_t(fnv1a_32(g) % uint64_t(buckets)));
+  for (const std::string& g : char_ngrams(token)) ids.push_back(subword_bucket(g, buckets));
   return ids;
 }
 

@@ -22,6 +22,12 @@ uint32_t fnv1a_32(std::string_view bytes);
 /// 4-grams, then the 5-grams: "cat" -> {"<ca", "cat", "at>", "<cat", "cat>", "<cat>"}. At most kMaxSubwords.
 std::vector<std::string> char_ngrams(std::string_view token);
 
+/// The bucket of one n-gram (or pseudo n-gram, lexicon.h): 1 + fnv1a_32(gram) % buckets, in [1, buckets].
+/// buckets must be >= 1 (unchecked: subword_ids and encode_all check it).
+inline int64_t subword_bucket(std::string_view gram, int64_t buckets) {
+  return 1 + int64_t(fnv1a_32(gram) % uint64_t(buckets));
+}
+
 /// The bucket ids of char_ngrams(token): 1 + fnv1a_32(ngram) % buckets, in [1, buckets] (0 is left for
 /// padding). ValueError for buckets < 1.
 std::vector<int64_t> subword_ids(std::string_view token, int64_t buckets);

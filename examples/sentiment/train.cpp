@@ -21,7 +21,10 @@ std::string resume_checkpoint(const std::string& out_dir) {
   return path;
 }
 
-Data prepare_data(const std::string& path, const Config& config, uint64_t seed, const ReadOptions& read_options) {
+std::string default_lexicon_path() { return SENTIMENT_DEFAULT_LEXICON; }
+
+Data prepare_data(const std::string& path, const Config& config, uint64_t seed, const ReadOptions& read_options,
+                  const std::string& lexicon_path) {
   int64_t num_skipped = 0;
   Split split = split_reference(read_examples(path, read_options, &num_skipped));
   std::vector<Example> train = split.train, val;
@@ -30,9 +33,11 @@ Data prepare_data(const std::string& path, const Config& config, uint64_t seed, 
   for (const Example& e : train) tokenized.push_back(tokenize(e.text));
   Data d;
   d.vocab = Vocab::build(tokenized, {.min_freq = config.train.min_freq});
-  const int64_t L = config.model.max_len, buckets = config.model.subword_buckets;
-  d.train = encode_all(train, d.vocab, L, buckets), d.val = encode_all(val, d.vocab, L, buckets);
-  d.test = encode_all(split.test, d.vocab, L, buckets);
+  const int64_t L = config.model.max_len, buckets = config.model.subword_buckets, w = config.model.lexicon_weight;
+  if (w > 0) d.lexicon = Lexicon::load(lexicon_path);
+  const Lexicon* lex = w > 0 ? &d.lexicon : nullptr;
+  d.train = encode_all(train, d.vocab, L, buckets, lex, w), d.val = encode_all(val, d.vocab, L, buckets, lex, w);
+  d.test = encode_all(split.test, d.vocab, L, buckets, lex, w);
   d.num_skipped = num_skipped;
   d.path = fs::absolute(path).string();
   return d;
@@ -365,6 +370,7 @@ TrainResult finish(Run& r) {
   if (r.config.train.keep_best && !r.best_model.empty()) r.model.load_state_dict(r.best_model);  // none: no val
   r.model.save((out / "model.safetensors").string());
   r.data.vocab.save((out / "vocab.txt").string());
+  if (r.config.model.lexicon_weight > 0) r.data.lexicon.save((out / "lexicon.tsv").string());
   write_text(out / "config.json", nlohmann::json(r.config).dump(2) + "\n");
   write_text(out / "learning_curve.svg", learning_curve_svg(r.log, "sentiment: " + r.config.name));
   std::vector<int64_t> truth;
@@ -447,6 +453,11 @@ LoadedModel load_model(const std::string& dir) {
   tg::check<tg::ValueError>(m.vocab.size() == m.config.model.vocab_size,
                             "model directory '{}': vocab.txt has {} tokens but config.json says {}", dir, m.vocab.size(),
                             m.config.model.vocab_size);
+  if (m.config.model.lexicon_weight > 0) {
+    tg::check<tg::ValueError>(fs::is_regular_file(d / "lexicon.tsv"), "model directory '{}' has no lexicon.tsv, which "
+                              "its config.json asks for (model.lexicon_weight)", dir);
+    m.lexicon = Lexicon::load((d / "lexicon.tsv").string());
+  }
   try {
     m.model = std::make_unique<Classifier>(m.config.model);
   } catch (const tg::Error& e) {

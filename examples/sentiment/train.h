@@ -20,10 +20,17 @@ struct Data {
   std::vector<Encoded> train, val, test;
   int64_t num_skipped = 0;  // malformed lines skipped (ReadOptions::skip_malformed)
   std::string path;         // the file read, made absolute (prepare_data); kept in the checkpoint for --resume
+  Lexicon lexicon;          // with config.model.lexicon_weight > 0, the one the sub-word bags were made with; else empty
 };
+
+/// The bundled sentiment lexicon, examples/sentiment/data/afinn.tsv (its absolute path at build time).
+std::string default_lexicon_path();
+
 /// Reads `path`, splits it (reference split; validation carved from training with `seed`), builds the
-/// vocabulary from the training part only, and encodes everything.
-Data prepare_data(const std::string& path, const Config& config, uint64_t seed, const ReadOptions& read_options = {});
+/// vocabulary from the training part only, and encodes everything; with config.model.lexicon_weight > 0, with the
+/// lexicon read from lexicon_path (Lexicon::load's errors).
+Data prepare_data(const std::string& path, const Config& config, uint64_t seed, const ReadOptions& read_options = {},
+                  const std::string& lexicon_path = default_lexicon_path());
 
 struct TrainResult {
   std::vector<EpochLog> log;
@@ -82,6 +89,7 @@ std::vector<int64_t> predict_labels(Classifier& model, const std::vector<Encoded
 struct LoadedModel {
   Config config;
   Vocab vocab;
+  Lexicon lexicon;  ///< lexicon.tsv, with config.model.lexicon_weight > 0; else empty
   std::unique_ptr<Classifier> model;
 };
 /// Throws tg::Error naming the directory and the problem: missing files, a corrupt or foreign config,

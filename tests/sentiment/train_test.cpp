@@ -156,6 +156,27 @@ TEST_CASE("with sub-words, train -> load_model gives the same test predictions a
   CHECK(compute_metrics(predict_labels(*m.model, data.test), truth, 2).confusion == r.test.confusion);
 }
 
+TEST_CASE("with the lexicon, train writes lexicon.tsv and load_model reads it: the same test predictions") {
+  TempDir dir;
+  Config c = tiny_config();
+  c.model.subword_buckets = 512, c.model.lexicon_weight = 2, c.train.epochs = 2;
+  Data data = prepare_data(kBundled, c, /*seed=*/0);
+  CHECK(data.lexicon.size() == 3325);  // the bundled AFINN-165
+  data.train.resize(200), data.test.resize(100);
+  TrainResult r = train(c, data, dir.str(), /*seed=*/0, /*verbose=*/false);
+  LoadedModel m = load_model(dir.str());
+  CHECK(m.lexicon.size() == 3325);
+  CHECK(m.lexicon.valence("superb") == 5);
+  std::vector<int64_t> truth;
+  for (const Encoded& e : data.test) truth.push_back(e.label);
+  CHECK(compute_metrics(predict_labels(*m.model, data.test), truth, 2).confusion == r.test.confusion);
+  std::filesystem::remove(dir.path / "lexicon.tsv");
+  CHECK_THROWS_WITH_AS(load_model(dir.str()), doctest::Contains("has no lexicon.tsv, which its config.json asks for"),
+                       tg::ValueError);
+  CHECK_THROWS_WITH_AS(prepare_data(kBundled, c, 0, {}, dir.str() + "/none.tsv"),
+                       doctest::Contains("Lexicon::load: cannot open"), tg::ValueError);
+}
+
 TEST_CASE("load_model of a model with sub-words gives bit-exact logits of the model saved, unknown words too") {
   TempDir tmp;
   Config c = tiny_config();
