@@ -83,6 +83,8 @@ TEST_CASE("config_by_name: reference is the struct defaults, default is the tune
   CHECK(d.model.pooling == "mean+max");
   CHECK(r.model.pooling == "mean");
   CHECK(r.model.subword_buckets == 0);
+  CHECK(d.model.lexicon_weight == 3);  // AFINN valences
+  CHECK(r.model.lexicon_weight == 0);
 }
 
 TEST_CASE("config_by_name rejects another name, naming it") {
