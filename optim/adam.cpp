@@ -77,10 +77,17 @@ template <int decay, bool amsgrad, class T>  // decay: 0 none, 1 L2 (Adam), 2 de
 template <class T>
 void adam_update(T* p, const T* g, T* m, T* v, T* v_max, int64_t n, const AdamScalars& a) {
   const int decay = a.decoupled ? 2 : a.weight_decay != 0 ? 1 : 0;
+  // Chosen at this level, where the f32 call depends on T: inside the lambdas below it would not depend on
+  // their own parameters, and clang checks it (and refuses it) for T = double too.
+  if constexpr (std::is_same_v<T, float>) {
+    if (!a.amsgrad) {
+      parallel_for(n, 1 << 14, [=, &a](int64_t lo, int64_t hi) { adam_range_f32(decay, p, g, m, v, lo, hi, a); });
+      return;
+    }
+  }
   auto run = [&](auto decay_c, auto amsgrad) {
     parallel_for(n, 1 << 14, [=, &a](int64_t lo, int64_t hi) {
-      if constexpr (std::is_same_v<T, float> && !amsgrad) adam_range_f32(decay, p, g, m, v, lo, hi, a);
-      else adam_range<decltype(decay_c)::value, amsgrad>(p, g, m, v, v_max, lo, hi, a);
+      adam_range<decltype(decay_c)::value, amsgrad>(p, g, m, v, v_max, lo, hi, a);
     });
   };
   auto with_decay = [&](auto amsgrad) {
