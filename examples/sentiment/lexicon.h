@@ -26,7 +26,6 @@ class Lexicon {
   std::optional<int> valence(std::string_view word) const;
   /// Number of words.
   int64_t size() const { return int64_t(words_.size()); }
-  bool empty() const { return words_.empty(); }
 
  private:
   std::map<std::string, int, std::less<>> words_;
