@@ -1,7 +1,7 @@
 // Micro-benchmarks (issue 7), Google Benchmark: tensorgrad's kernels next to what bounds them.
 //   matmul n×n×n against raw cblas_sgemm (counter GFLOPS);
 //   add / mul / gelu / gelu_backward on 1M–16M f32 elements against memcpy (bytes moved per second);
-//   softmax, layer_norm and cross_entropy forward + backward;
+//   softmax, layer_norm and cross_entropy forward + backward; attention's masked softmax;
 //   autograd overhead: a chain of ops on 4×4 tensors, recorded and backpropagated (counter ns_per_op).
 // All single-threaded unless --threads N is given before the benchmark flags.
 #include <cblas.h>
@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 #include <tensorgrad/tensorgrad.h>
 
 namespace {
@@ -105,7 +106,20 @@ void BM_cross_entropy_fwd_bwd(benchmark::State& s) {  // (N, C) = (4096, 5000): 
     x.zero_grad();
   }
 }
+// Attention's masked softmax in the sentiment reference configuration: scores (B, H, S, S) = (32, 4, 40, 40),
+// key padding (B, 1, 1, S) leaving sentence b its first 10 + 7b mod 31 tokens. Forward only (the backward
+// is softmax_backward's).
+void BM_masked_softmax(benchmark::State& s) {
+  const int64_t B = 32, H = 4, S = 40;
+  Tensor x = tg::randn({B, H, S, S});
+  std::vector<double> lengths;
+  for (int64_t b = 0; b < B; ++b) lengths.push_back(double(10 + 7 * b % 31));
+  Tensor pad = tg::ge(tg::arange(0, double(S), 1, tg::f32).unsqueeze(0), tg::tensor(lengths, {B, 1}, tg::f32))
+                   .reshape({B, 1, 1, S});
+  for (auto _ : s) benchmark::DoNotOptimize(tg::masked_softmax(x, pad));
+}
 BENCHMARK(BM_softmax_fwd_bwd)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_masked_softmax)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_layer_norm_fwd_bwd)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_cross_entropy_fwd_bwd)->Unit(benchmark::kMicrosecond);
 

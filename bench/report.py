@@ -48,7 +48,7 @@ def main():
                 t = r.get("GBps_cpu", r.get("GBps", float("nan")))
                 print(f"| {op} {n >> 20}M GB/s | {a['bytes_per_second'] / 1e9:.1f} | memcpy {m['bytes_per_second'] / 1e9:.1f},"
                       f" PyTorch {t:.1f} | {a['bytes_per_second'] / m['bytes_per_second']:.2f} of memcpy |")
-    for name in ("BM_softmax_fwd_bwd", "BM_layer_norm_fwd_bwd", "BM_cross_entropy_fwd_bwd"):
+    for name in ("BM_softmax_fwd_bwd", "BM_masked_softmax", "BM_layer_norm_fwd_bwd", "BM_cross_entropy_fwd_bwd"):
         if name in ours and name in torch:
             a = ours[name]["real_time"]
             print(f"| {name[3:]} µs | {a:.0f} | PyTorch {torch[name]['us']:.0f} | {torch[name]['us'] / a:.2f}x speed-up |")

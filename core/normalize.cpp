@@ -6,6 +6,7 @@
 #include <limits>
 #include <mutex>
 #include <type_traits>
+#include <vector>
 
 #include "core/fast_math.h"
 #include "core/kernel_util.h"
@@ -148,6 +149,7 @@ Tensor softmax(const Tensor& x, int64_t dim) {
 
 // softmax(masked_fill(x, blocked, -inf), -1) without the filled copy: each line is written to the output
 // with -inf where blocked and the line's softmax runs there in place, so the bits are those of the two ops.
+// An f32 line whose mask runs along it (stride 1: key padding, causal) is filled in registers instead.
 Tensor masked_softmax(const Tensor& x, const Tensor& blocked) {
   detail::check_defined(x, "masked_softmax");
   if (!blocked.defined()) return softmax(x, -1);
@@ -164,11 +166,26 @@ Tensor masked_softmax(const Tensor& x, const Tensor& blocked) {
     const T* pi = c.data<T>();
     T* po = out.data<T>();
     parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
+      // Line r's first mask element: lo unravelled over the leading dims, then stepped like an odometer
+      // (the divisions per line cost as much as a short line's softmax).
+      const int64_t lead = x.dim() - 1;
+      std::vector<int64_t> index(size_t(lead), 0);
+      int64_t at = 0;
+      for (int64_t d = lead - 1, rest = lo; d >= 0; --d) {
+        index[size_t(d)] = rest % x.size(d), rest /= x.size(d);
+        at += index[size_t(d)] * ms[d];
+      }
       for (int64_t r = lo; r < hi; ++r) {
-        int64_t at = 0;  // line r's first mask element: r unravelled over the leading dims
-        for (int64_t d = x.dim() - 2, rest = r; d >= 0; --d) at += rest % x.size(d) * ms[d], rest /= x.size(d);
+        if (r > lo)
+          for (int64_t d = lead - 1; d >= 0; --d) {
+            at += ms[d];
+            if (++index[size_t(d)] < x.size(d)) break;
+            at -= ms[d] * x.size(d), index[size_t(d)] = 0;
+          }
         const T* line = pi + r * n;
         T* y = po + r * n;
+        if constexpr (is_f32<T>)
+          if (ms.back() == 1 && detail::masked_softmax_f32_avx512(line, pm + at, y, n)) continue;
         for (int64_t j = 0; j < n; ++j) y[j] = pm[at + j * ms.back()] ? T(-kInf) : line[j];
         softmax_line(y, y, n, 1);
       }

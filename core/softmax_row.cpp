@@ -24,15 +24,17 @@
 namespace tg::detail {
 namespace {
 
+// The byte masks of the masked line need AVX-512 BW and VL, which every AVX-512 CPU but Xeon Phi has.
 bool has_avx512() {
   static const bool yes = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
   }();
   return yes;
 }
 
-#define TG_AVX512 [[gnu::target("avx512f,avx2")]]
+#define TG_AVX512 [[gnu::target("avx512f,avx512bw,avx512vl,avx2")]]
 
 TG_AVX512 inline __mmask16 tail_mask(int64_t left) {
   return left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
@@ -83,17 +85,35 @@ TG_AVX512 inline float sum8(const float* a, const float* b, int64_t n) {
   return r;
 }
 
-TG_AVX512 bool softmax_line(const float* in, float* out, int64_t n) {
+// softmax_line's input: the lanes k of in[j, j + 16), `fill` in the others.
+struct Line {
+  const float* in;
+  TG_AVX512 __m512 operator()(int64_t j, __mmask16 k, __m512 fill) const { return _mm512_mask_loadu_ps(fill, k, in + j); }
+};
+
+// The same with -inf where blocked[j] is true: masked_fill(-inf) in registers. Filling the line in memory
+// first, one scalar store per element, stalled the line's vector loads on store forwarding.
+struct BlockedLine {
+  const float* in;
+  const bool* blocked;
+  TG_AVX512 __m512 operator()(int64_t j, __mmask16 k, __m512 fill) const {
+    const __m128i bytes = _mm_maskz_loadu_epi8(k, blocked + j);
+    const __mmask16 b = _mm_test_epi8_mask(bytes, bytes);
+    return _mm512_mask_mov_ps(_mm512_mask_loadu_ps(fill, k & ~b, in + j), b, _mm512_set1_ps(-__builtin_inff()));
+  }
+};
+
+template <class Input>
+TG_AVX512 bool softmax_line(Input input, float* out, int64_t n) {
   const __m512 minus_inf = _mm512_set1_ps(-__builtin_inff());
   __m512 mx = minus_inf;
-  for (int64_t j = 0; j < n; j += 16)
-    mx = _mm512_max_ps(_mm512_mask_loadu_ps(minus_inf, tail_mask(n - j), in + j), mx);  // NaN passed over
+  for (int64_t j = 0; j < n; j += 16) mx = _mm512_max_ps(input(j, tail_mask(n - j), minus_inf), mx);  // NaN passed over
   const float m = _mm512_reduce_max_ps(mx);
   if (m == -__builtin_inff()) return false;
   const __m512 vm = _mm512_set1_ps(m);
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 k = tail_mask(n - j);
-    _mm512_mask_storeu_ps(out + j, k, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, in + j), vm)));
+    _mm512_mask_storeu_ps(out + j, k, exp16(_mm512_sub_ps(input(j, k, _mm512_setzero_ps()), vm)));
   }
   const float sum = sum8(out, nullptr, n);
   const __m512 inv = _mm512_set1_ps(1.0f / sum);
@@ -116,7 +136,11 @@ TG_AVX512 void softmax_backward_line(const float* g, const float* p, float* out,
 
 }  // namespace
 
-bool softmax_f32_avx512(const float* in, float* out, int64_t n) { return has_avx512() && softmax_line(in, out, n); }
+bool softmax_f32_avx512(const float* in, float* out, int64_t n) { return has_avx512() && softmax_line(Line{in}, out, n); }
+
+bool masked_softmax_f32_avx512(const float* in, const bool* blocked, float* out, int64_t n) {
+  return has_avx512() && softmax_line(BlockedLine{in, blocked}, out, n);
+}
 
 bool softmax_backward_f32_avx512(const float* g, const float* p, float* out, int64_t n) {
   if (!has_avx512()) return false;

@@ -9,6 +9,11 @@ namespace tg::detail {
 /// that line must run instead: on a CPU without AVX-512, or when the line's max is -inf (fully masked).
 bool softmax_f32_avx512(const float* in, float* out, int64_t n);
 
+/// The same line with -inf where blocked[j] is true (blocked: n bools), as masked_fill then softmax_f32_avx512
+/// would give it, without the filled copy; out may be in. Returns false, writing nothing, without
+/// AVX-512 or when every element is blocked or -inf (the line's max is -inf).
+bool masked_softmax_f32_avx512(const float* in, const bool* blocked, float* out, int64_t n);
+
 /// softmax's gradient on a contiguous f32 line, p·(g - Σ g·p) with the sum in the portable line's 8 lanes;
 /// out may be g or p. Returns false, writing nothing, on a CPU without AVX-512.
 bool softmax_backward_f32_avx512(const float* g, const float* p, float* out, int64_t n);

@@ -111,6 +111,9 @@ TEST_CASE("masked_softmax gives the bits of masked_fill(-inf) then softmax, in f
         {"transposed input", x.transpose(0, 1), pad.reshape({1, 3, 1, 33})},
         {"NaN in a masked and an unmasked column", with_nan, pad.reshape({3, 1, 1, 33})},
         {"short lines", x.narrow(3, 0, 7), pad.narrow(1, 0, 7).reshape({3, 1, 1, 7})},
+        {"a mask per query (B, H, S_q, 1), constant along the line", x, lt(rand({3, 2, 5, 1}), 0.5)},
+        {"lines of 16", x.narrow(3, 0, 16), pad.narrow(1, 0, 16).reshape({3, 1, 1, 16})},
+        {"long lines, a mask per line", randn({4, 70}).to(dt), lt(rand({4, 70}), 0.4)},
     };
     for (const Case& c : cases) {
       CAPTURE(dt);
