@@ -83,11 +83,13 @@ std::vector<std::shared_ptr<Node>> collect(const std::vector<Variable>& roots) {
 void check_saved(const Node& n) {
   check<ValueError>(!n.freed, "backward of {}: the graph was already freed by an earlier backward; pass "
                     "retain_graph = true to backward through it twice", n.name);
-  for (size_t i = 0; i < n.inputs.size(); ++i)
-    if (auto st = n.inputs[i].storage.lock())
-      check<ValueError>(st->version == n.inputs[i].version,
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Edge& e = n.inputs[i];
+    if (e.saved)
+      check<ValueError>(e.saved.version() == e.version,
                         "backward of {}: input {} (shape {}) was modified in place after the op was recorded "
-                        "(version {} -> {})", n.name, i, n.inputs[i].shape, n.inputs[i].version, st->version);
+                        "(version {} -> {})", n.name, i, e.shape, e.version, e.saved.version());
+  }
   check<ValueError>(!n.output_value.defined() || n.output_value.version() == n.output_version,
                     "backward of {}: its output was modified in place after the op was recorded", n.name);
 }

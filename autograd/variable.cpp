@@ -97,7 +97,7 @@ Variable record_inputs(std::string& name, Tensor& value, const Inputs& inputs, B
   const bool saves = node->backward.captures();
   for (const Variable& v : inputs)
     node->inputs.push_back({v.requires_grad() ? v.meta() : nullptr, v.shape(), v.dtype(),
-                            saves ? std::weak_ptr<Storage>(v.value().storage()) : std::weak_ptr<Storage>(),
+                            saves ? StorageVersion(v.value().storage()) : StorageVersion(),
                             v.value().version()});
   auto meta = std::allocate_shared<AutogradMeta>(PoolAllocator<AutogradMeta>());
   meta->requires_grad = true;

@@ -96,13 +96,13 @@ class Variable {
 };
 
 /// One input of a recorded op: its autograd record (null when it needs no gradient), the shape and dtype its
-/// gradient must have, and, when the op's backward captures anything (it may read the input's value), its
-/// storage and that storage's version at record time, to catch an in-place write before backward.
+/// gradient must have, and, when the op's backward captures anything (it may read the input's value), a
+/// handle on its storage's version and that version at record time, to catch an in-place write before backward.
 struct Edge {
   std::shared_ptr<AutogradMeta> meta;
   Shape shape;
   DType dtype = f32;
-  std::weak_ptr<Storage> storage;
+  StorageVersion saved;  // empty when the backward captures nothing
   uint64_t version = 0;
 };
 

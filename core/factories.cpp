@@ -27,9 +27,8 @@ Tensor empty_for(const Shape& shape, DType dtype, const char* op) {
   int64_t bytes = 0;
   const int64_t numel = numel_for(shape, op);
   check<ValueError>(!__builtin_mul_overflow(numel, dtype_size(dtype), &bytes), "{}: shape {} is too large", op, shape);
-  // The control block beside the Storage comes from the pool too: one per tensor made.
   try {
-    return Tensor(std::allocate_shared<Storage>(PoolAllocator<Storage>(), bytes), shape, numel, dtype);
+    return Tensor(Storage::make(bytes), shape, numel, dtype);
   } catch (const std::bad_alloc&) {  // said as PyTorch says it, with the size: a bare std::bad_alloc named nothing
     throw Error(fmt::format("{}: cannot allocate {} bytes for shape {} of {}: out of memory", op, bytes, shape, dtype));
   }

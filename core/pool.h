@@ -1,6 +1,6 @@
 #pragma once
 // Small blocks from per-thread free lists: tensor buffers up to 64 KB, and the bookkeeping that every op
-// makes and drops again (a storage's shared_ptr control block, autograd's nodes), which malloc served at
+// makes and drops again (storage headers, autograd's nodes and records), which malloc served at
 // about 200 instructions a block once its per-size cache of 7 was full.
 #include <cstddef>
 

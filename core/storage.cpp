@@ -23,7 +23,7 @@ namespace {
 std::atomic<int64_t> g_live_storages{0};  // relaxed: a count for tests, not a synchronisation point
 
 // Small blocks (64 B .. 64 KB, power-of-two classes; pool.h) are recycled through per-thread free lists:
-// autograd on small tensors makes and drops a few buffers, control blocks and nodes per op, and malloc/free
+// autograd on small tensors makes and drops a few storages and nodes per op, and malloc/free
 // were a third of its time. A list is a chain through the free blocks themselves, and the lists are
 // constant-initialised, so that reaching them costs no thread_local initialisation check. A class keeps up
 // to kKeepBytes of blocks (at least 64), enough for the graph of a few hundred small ops; a block freed on
@@ -155,16 +155,47 @@ void pool_deallocate(void* p, size_t bytes) noexcept {
 
 int64_t live_storages() { return g_live_storages.load(std::memory_order_relaxed); }
 
-// Buffers up to 64 KB come from the pool; larger ones from map_large (except under ASan, see above).
-Storage::Storage(int64_t n) : nbytes(n) {
-  if (n > 0 && (kAddressSanitizer || size_class(size_t(n)) >= 0)) data = pool_allocate(size_t(n));
-  else if (n > 0 && !(data = map_large(pages_for(n)))) throw std::bad_alloc();
-  g_live_storages.fetch_add(1, std::memory_order_relaxed);  // after the throw: a failed ctor runs no dtor
+// The header and its buffer. A small buffer sits right after the header (64 bytes on, so it keeps the pool's
+// 64-byte alignment) in one pool block; a larger one has its own block, or pages from map_large above 64 KB
+// (except under ASan, see above).
+namespace {
+constexpr size_t kHeader = 64;
+static_assert(sizeof(Storage) <= kHeader);
+bool inline_buffer(int64_t n) { return n <= Storage::kInlineBytes; }
+bool pooled_buffer(int64_t n) { return kAddressSanitizer || size_class(size_t(n)) >= 0; }
+size_t block_bytes(int64_t n) { return kHeader + (inline_buffer(n) ? size_t(n) : 0); }
+}  // namespace
+
+StoragePtr Storage::make(int64_t n) {
+  const bool in_block = inline_buffer(n);
+  void* block = pool_allocate(block_bytes(n));
+  auto* s = new (block) Storage(n);
+  try {
+    if (in_block) s->data = n > 0 ? static_cast<char*>(block) + kHeader : nullptr;
+    else if (pooled_buffer(n)) s->data = pool_allocate(size_t(n));
+    else if (!(s->data = map_large(pages_for(n)))) throw std::bad_alloc();
+  } catch (...) {
+    pool_deallocate(block, kHeader);
+    throw;
+  }
+  g_live_storages.fetch_add(1, std::memory_order_relaxed);
+  return StoragePtr(s);
 }
-Storage::~Storage() {
-  if (data && (kAddressSanitizer || size_class(size_t(nbytes)) >= 0)) pool_deallocate(data, size_t(nbytes));
-  else if (data) unmap_large(data, pages_for(nbytes));
+
+void Storage::drop_strong() noexcept {
+  if (!inline_buffer(nbytes)) {
+    if (pooled_buffer(nbytes)) pool_deallocate(data, size_t(nbytes));
+    else unmap_large(data, pages_for(nbytes));
+    data = nullptr;
+  }
   g_live_storages.fetch_sub(1, std::memory_order_relaxed);
+  // With no StorageVersion (weak_ == 1, the StoragePtrs' own) none can appear any more: skip the atomic.
+  if (weak_.load(std::memory_order_acquire) == 1) pool_deallocate(this, block_bytes(nbytes));
+  else drop_weak();
+}
+
+void Storage::drop_weak() noexcept {
+  if (weak_.fetch_sub(1, std::memory_order_acq_rel) == 1) pool_deallocate(this, block_bytes(nbytes));
 }
 
 }  // namespace tg

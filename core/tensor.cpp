@@ -12,7 +12,7 @@
 
 namespace tg {
 
-Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset, DType dtype)
+Tensor::Tensor(StoragePtr storage, Shape shape, Strides strides, int64_t offset, DType dtype)
     : storage_(std::move(storage)), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset),
       numel_(shape_.numel()), dtype_(dtype) {
   // An empty view reads nothing, so its offset means nothing; but slicing or selecting along a huge size-0

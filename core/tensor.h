@@ -1,10 +1,13 @@
 #pragma once
 // Tensor: a strided view of shared storage. Views (reshape, transpose, slice, expand, ...) share storage
 // and differ only in shape, strides (in elements, row-major) and offset; nothing here knows of gradients.
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.h"
@@ -12,16 +15,91 @@
 
 namespace tg {
 
-/// A 64-byte aligned, reference-counted buffer. `version` counts in-place writes, so that a value saved
-/// for later (by autograd, say) can tell it was modified.
-struct Storage {
-  explicit Storage(int64_t nbytes);
-  ~Storage();
+class StoragePtr;
+
+/// A 64-byte aligned buffer with its own reference counts, held by tensors through StoragePtr. `version`
+/// counts in-place writes, so that a value saved for later (by autograd, say) can tell it was modified.
+/// Small buffers (up to kInlineBytes) sit in the same pool block as this header: one block per tensor.
+class Storage {
+ public:
+  static constexpr int64_t kInlineBytes = 1024 - 64;  // a block of at most 1 KB: header (64 B) + buffer
+  /// A new buffer of `nbytes` (uninitialised, version 0). Throws std::bad_alloc.
+  static StoragePtr make(int64_t nbytes);
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
+
   void* data = nullptr;
   int64_t nbytes = 0;
   uint64_t version = 0;
+
+ private:
+  friend class StoragePtr;
+  friend class StorageVersion;
+  explicit Storage(int64_t nbytes) : nbytes(nbytes) {}
+  void drop_strong() noexcept;  // the last StoragePtr went: frees the buffer, and the block if no StorageVersion holds it
+  void drop_weak() noexcept;    // frees the block when its last holder goes
+  // strong_: StoragePtrs. weak_: StorageVersions, plus one for all the StoragePtrs together (shared_ptr's
+  // scheme). Atomic: parallel_tasks runs ops on several threads.
+  std::atomic<uint32_t> strong_{1};
+  std::atomic<uint32_t> weak_{1};
+};
+
+/// A counted handle on a Storage (what std::shared_ptr<Storage> was, without the separate control block).
+class StoragePtr {
+ public:
+  StoragePtr() = default;
+  StoragePtr(std::nullptr_t) {}
+  StoragePtr(const StoragePtr& o) noexcept : p_(o.p_) {
+    if (p_) p_->strong_.fetch_add(1, std::memory_order_relaxed);
+  }
+  StoragePtr(StoragePtr&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  StoragePtr& operator=(StoragePtr o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  ~StoragePtr() {
+    if (p_ && p_->strong_.fetch_sub(1, std::memory_order_acq_rel) == 1) p_->drop_strong();
+  }
+  Storage* get() const { return p_; }
+  Storage* operator->() const { return p_; }
+  Storage& operator*() const { return *p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+  /// The number of StoragePtrs to this storage (0 for none), like shared_ptr::use_count.
+  long use_count() const { return p_ ? long(p_->strong_.load(std::memory_order_relaxed)) : 0; }
+  friend bool operator==(const StoragePtr& a, const StoragePtr& b) { return a.p_ == b.p_; }
+  friend bool operator==(const StoragePtr& a, std::nullptr_t) { return a.p_ == nullptr; }
+
+ private:
+  friend class Storage;
+  explicit StoragePtr(Storage* p) : p_(p) {}  // adopts the count Storage::make set
+  Storage* p_ = nullptr;
+};
+
+/// A storage's version, readable for as long as this handle lives, without keeping the storage's buffer
+/// (unless it is a small one in the header's block). For checks that a value was not written in place since
+/// it was saved (autograd's Edge): like PyTorch's VariableVersion, shared by every view of the storage.
+class StorageVersion {
+ public:
+  StorageVersion() = default;
+  explicit StorageVersion(const StoragePtr& s) noexcept : p_(s.get()) {
+    if (p_) p_->weak_.fetch_add(1, std::memory_order_relaxed);
+  }
+  StorageVersion(const StorageVersion&) = delete;
+  StorageVersion& operator=(const StorageVersion&) = delete;
+  StorageVersion(StorageVersion&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  StorageVersion& operator=(StorageVersion&& o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  ~StorageVersion() {
+    if (p_) p_->drop_weak();
+  }
+  explicit operator bool() const { return p_ != nullptr; }
+  /// The storage's version now (frozen once its last tensor is gone: nothing can write it then).
+  uint64_t version() const { return p_->version; }
+
+ private:
+  Storage* p_ = nullptr;
 };
 
 /// The number of Storage buffers alive in the process: a debug counter, so tests can tell that a loop of
@@ -47,7 +125,7 @@ Tensor empty_for(const Shape& shape, DType dtype, const char* op);  // kernel_ut
 class Tensor {
  public:
   Tensor() = default;  ///< An undefined tensor (`defined()` is false).
-  Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset, DType dtype);
+  Tensor(StoragePtr storage, Shape shape, Strides strides, int64_t offset, DType dtype);
 
   bool defined() const { return storage_ != nullptr; }
   DType dtype() const { return dtype_; }
@@ -60,7 +138,7 @@ class Tensor {
   int64_t numel() const { return numel_; }
   /// Row-major with no gaps (size-1 dims may have any stride); known from construction.
   bool is_contiguous() const { return contiguous_; }
-  const std::shared_ptr<Storage>& storage() const { return storage_; }
+  const StoragePtr& storage() const { return storage_; }
   /// Number of in-place writes to the underlying storage so far.
   uint64_t version() const { return storage_ ? storage_->version : 0; }
 
@@ -143,11 +221,11 @@ class Tensor {
   // empty()'s tensor: contiguous over all of `storage`, with the element count empty() has checked, so that
   // each new tensor (several per op on small tensors) does not walk its shape twice more.
   friend Tensor detail::empty_for(const Shape& shape, DType dtype, const char* op);
-  Tensor(std::shared_ptr<Storage> storage, const Shape& shape, int64_t numel, DType dtype)
+  Tensor(StoragePtr storage, const Shape& shape, int64_t numel, DType dtype)
       : storage_(std::move(storage)), shape_(shape), strides_(contiguous_strides(shape)), numel_(numel),
         dtype_(dtype) {}
 
-  std::shared_ptr<Storage> storage_;
+  StoragePtr storage_;
   Shape shape_;
   Strides strides_;
   int64_t offset_ = 0;

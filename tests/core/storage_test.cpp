@@ -1,9 +1,12 @@
-// Storage's cache of freed large buffers (core/storage.cpp): a request takes a cached block of its own size
+// Storage (core/storage.cpp): small buffers share their header's block; a StorageVersion reads the version
+// after the tensors are gone. And the cache of freed large buffers: a request takes a cached block of its own size
 // or up to a third larger (one it fills to 3/4 at least), so that batches whose shapes change from step to
 // step reuse each other's pages.
 // Sizes are numbers of pages that no other core test maps (strace), and each test's range of sizes
 // excludes the blocks the others leave in the cache. Under AddressSanitizer nothing is cached: no checks.
 #include <doctest/doctest.h>
+
+#include <cstdint>
 
 #include "core/ops.h"
 
@@ -13,6 +16,32 @@ namespace {
 constexpr int64_t kPageFloats = 1024;  // f32 elements per 4 KB page
 const void* buffer_of(const Tensor& t) { return t.storage()->data; }
 }  // namespace
+
+TEST_CASE("a small buffer sits in its storage's block, 64-byte aligned; a larger one has its own") {
+  const Tensor small = empty({4, 4}, f32);  // 64 bytes
+  const Tensor large = empty({Storage::kInlineBytes / 4 + 1}, f32);
+  CHECK(buffer_of(small) == reinterpret_cast<const char*>(small.storage().get()) + 64);
+  CHECK(reinterpret_cast<uintptr_t>(buffer_of(small)) % 64 == 0);
+  CHECK(buffer_of(large) != reinterpret_cast<const char*>(large.storage().get()) + 64);
+  CHECK(reinterpret_cast<uintptr_t>(buffer_of(large)) % 64 == 0);
+}
+
+TEST_CASE("a StorageVersion sees in-place writes through every view, and keeps no tensor alive") {
+  for (int64_t n : {int64_t(3), Storage::kInlineBytes}) {  // buffer in the header's block, and apart
+    CAPTURE(n);
+    const int64_t live = live_storages();
+    StorageVersion v;
+    {
+      Tensor x = zeros({n}, f32);
+      v = StorageVersion(x.storage());
+      CHECK(x.storage().use_count() == 1);  // the handle is not a StoragePtr
+      x.slice(0, 1, 2).fill_(1.0);
+      CHECK(v.version() == 1);
+    }
+    CHECK(live_storages() == live);  // the tensor's storage is gone ...
+    CHECK(v.version() == 1);         // ... and its last version still reads (ASan checks the header is alive)
+  }
+}
 
 TEST_CASE("a freed large buffer serves a later request a little smaller") {
   if (kAddressSanitizer) return;
