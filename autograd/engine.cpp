@@ -39,7 +39,7 @@ Grads BackwardFn::operator()(const Variable& dy, const Variable& y) const { retu
 namespace {
 
 // Sums g over the dims that broadcasting added or stretched, giving `shape`.
-Variable unbroadcast(Variable g, const Shape& shape, const std::string& op) {
+Variable unbroadcast(Variable g, const Shape& shape, const char* op) {
   if (g.shape() == shape) return g;
   check<ShapeError>(g.dim() >= int64_t(shape.size()), "{} backward: gradient of shape {} does not fit input {}", op,
                     g.shape(), shape);

@@ -32,7 +32,7 @@ AnomalyGuard::~AnomalyGuard() { t_anomaly = previous_; }
 Variable& Variable::requires_grad_(bool on) {
   // The name is only looked up for a non-leaf: check() formats its arguments eagerly, and a leaf has no grad_fn.
   check<ValueError>(is_leaf(), "requires_grad_: only leaves can change requires_grad (this is the output of {})",
-                    is_leaf() ? std::string() : meta_->grad_fn->name);
+                    is_leaf() ? "" : meta_->grad_fn->name);
   check<DTypeError>(!on || is_floating(value_.dtype()), "requires_grad_: only f32/f64 tensors can require grad, got {}",
                     value_.dtype());
   if (!meta_) meta_ = std::make_shared<AutogradMeta>();
@@ -79,7 +79,7 @@ Variable Variable::expand(const Shape& s) const { return tg::expand(*this, s); }
 namespace {
 // Both overloads of record: Inputs iterates as const Variable& (an initializer_list of references, or a vector).
 template <class Inputs>
-Variable record_inputs(std::string& name, Tensor& value, const Inputs& inputs, BackwardFn& backward, bool keep_output) {
+Variable record_inputs(const char* name, Tensor& value, const Inputs& inputs, BackwardFn& backward, bool keep_output) {
   if (t_anomaly)
     check<ValueError>(all_finite(value), "anomaly: forward of {} produced NaN or inf (output shape {})", name,
                       value.shape());
@@ -88,7 +88,7 @@ Variable record_inputs(std::string& name, Tensor& value, const Inputs& inputs, B
   if (!t_grad_enabled || !needed) return Variable(std::move(value));
   // Node and meta come from the pool (core/pool.h): an op makes one of each, and drops them at the next backward.
   auto node = std::allocate_shared<Node>(PoolAllocator<Node>());
-  node->name = std::move(name);
+  node->name = name;
   node->backward = std::move(backward);
   node->sequence = g_sequence++;
   node->inputs.reserve(inputs.size());  // one allocation, not one per doubling
@@ -108,11 +108,11 @@ Variable record_inputs(std::string& name, Tensor& value, const Inputs& inputs, B
 }
 }  // namespace
 
-Variable record(std::string name, Tensor value, std::initializer_list<std::reference_wrapper<const Variable>> inputs,
+Variable record(const char* name, Tensor value, std::initializer_list<std::reference_wrapper<const Variable>> inputs,
                 BackwardFn backward, bool keep_output) {
   return record_inputs(name, value, inputs, backward, keep_output);
 }
-Variable record(std::string name, Tensor value, const std::vector<Variable>& inputs, BackwardFn backward,
+Variable record(const char* name, Tensor value, const std::vector<Variable>& inputs, BackwardFn backward,
                 bool keep_output) {
   return record_inputs(name, value, inputs, backward, keep_output);
 }

@@ -111,7 +111,7 @@ using Edges = std::vector<Edge, PoolAllocator<Edge>>;
 
 /// One recorded op: its backward, its inputs' autograd records, and what the engine needs to check.
 struct Node {
-  std::string name;
+  const char* name = "";  // the op's name, a string literal (record())
   BackwardFn backward;        // cleared when the graph is freed
   Edges inputs;               // one per input, in the order of the op's arguments
   std::weak_ptr<AutogradMeta> output;
@@ -134,10 +134,11 @@ struct Node {
 /// Records an op: returns `value` as a Variable that carries a Node when grad mode is on and an input
 /// requires grad. `keep_output` keeps the value for the backward (ops whose derivative uses y). The inputs
 /// are taken by reference, `{a, b}` at the call site, so that an op copies no Variable handle it does not keep.
-Variable record(std::string name, Tensor value, std::initializer_list<std::reference_wrapper<const Variable>> inputs,
+/// `name` is kept by pointer for the life of the graph: a string literal ("mul"), not a temporary string.
+Variable record(const char* name, Tensor value, std::initializer_list<std::reference_wrapper<const Variable>> inputs,
                 BackwardFn backward, bool keep_output = false);
 /// The same for a list of inputs (cat, stack).
-Variable record(std::string name, Tensor value, const std::vector<Variable>& inputs, BackwardFn backward,
+Variable record(const char* name, Tensor value, const std::vector<Variable>& inputs, BackwardFn backward,
                 bool keep_output = false);
 
 /// True while gradients are being recorded on this thread.

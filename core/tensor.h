@@ -36,7 +36,7 @@ class Storage {
   friend class StoragePtr;
   friend class StorageVersion;
   explicit Storage(int64_t nbytes) : nbytes(nbytes) {}
-  void drop_strong() noexcept;  // the last StoragePtr went: frees the buffer, and the block if no StorageVersion holds it
+  void drop_strong() noexcept;  // the last StoragePtr went: frees the buffer, and the block if no StorageVersion has it
   void drop_weak() noexcept;    // frees the block when its last holder goes
   // strong_: StoragePtrs. weak_: StorageVersions, plus one for all the StoragePtrs together (shared_ptr's
   // scheme). Atomic: parallel_tasks runs ops on several threads.
