@@ -123,7 +123,7 @@ TEST_CASE("shape helpers: numel, contiguous strides, broadcasting and dim wrappi
 // invalid for input of shape ()", "item: expected a tensor with one element, got shape ()"), or to return a view
 // with no storage (unsqueeze, expand), or an uninitialised 0-d tensor (zeros_like).
 TEST_CASE("ops given an undefined tensor say it is undefined, naming the op") {
-  const Tensor u, x = ones({2, 3}), idx = index_tensor({0}, {1});
+  const Tensor u{}, x = ones({2, 3}), idx = index_tensor({0}, {1});
   struct Case {
     const char* want;
     std::function<void()> call;
