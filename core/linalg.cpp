@@ -1,8 +1,11 @@
 // Matrix products on OpenBLAS. A 2-D operand whose view is a transposed contiguous matrix is passed to
 // cblas_?gemm with a transpose flag instead of being copied; batch dims broadcast as in PyTorch's matmul
 // and each batch entry is one GEMM call. Small f32 products go to our own kernel where it gives OpenBLAS's
-// bits (sgemm_small.cpp), all batch entries in one call.
+// bits (sgemm_small.cpp), all batch entries in one call. matmul_out writes into a given layout (attention's
+// per-head results straight into (B, S, H, d) order), with the same bits per element as matmul.
 #include <cblas.h>
+
+#include <algorithm>
 
 #include "core/kernel_util.h"
 #include "core/ops.h"
@@ -26,33 +29,44 @@ BlasMat as_blas(const Tensor& m) {
   return {cm, CblasNoTrans, std::max<int64_t>(c, 1)};
 }
 
-// C = A @ B for one batch entry: A and B start `a_at` and `b_at` elements into their views.
+// C = A @ B for one batch entry: A and B start `a_at` and `b_at` elements into their views; C's rows are
+// ldc apart.
 template <class T>
-void gemm(const BlasMat& a, const BlasMat& b, int64_t a_at, int64_t b_at, T* c, int64_t M, int64_t N, int64_t K) {
+void gemm(const BlasMat& a, const BlasMat& b, int64_t a_at, int64_t b_at, T* c, int64_t ldc, int64_t M, int64_t N,
+          int64_t K) {
   const T* pa = a.t.template data<T>() + a_at;
   const T* pb = b.t.template data<T>() + b_at;
   if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0f, pa, a.ld, pb, b.ld, 0.0f, c, std::max<int64_t>(N, 1));
+    cblas_sgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0f, pa, a.ld, pb, b.ld, 0.0f, c, ldc);
   else
-    cblas_dgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0, pa, a.ld, pb, b.ld, 0.0, c, std::max<int64_t>(N, 1));
+    cblas_dgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0, pa, a.ld, pb, b.ld, 0.0, c, ldc);
 }
 
 // The batch dims' strides of a (batch..., rows, cols) view.
 Strides batch_strides(const Tensor& t) { return Strides(t.strides().begin(), t.strides().end() - 2); }
 
-// (..., M, K) @ (..., K, N) with at least 2 dims each.
-Tensor batched(const Tensor& a, const Tensor& b) {
+// The shape of (..., M, K) @ (..., K, N), batch dims broadcast.
+Shape batched_shape(const Tensor& a, const Tensor& b) {
+  Shape out = broadcast_shapes(Shape(a.shape().begin(), a.shape().end() - 2),
+                               Shape(b.shape().begin(), b.shape().end() - 2), "matmul");
+  out.push_back(a.size(-2));
+  out.push_back(b.size(-1));
+  return out;
+}
+
+// out = (..., M, K) @ (..., K, N) with at least 2 dims each; out has the product's shape and rows that
+// GEMM can write (unit column stride, row stride >= N).
+void batched_into(const Tensor& a, const Tensor& b, Tensor out) {
   const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
-  Shape ba(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
-  Shape batch = broadcast_shapes(ba, bb, "matmul");
-  Shape out_shape = batch;
-  out_shape.push_back(M);
-  out_shape.push_back(N);
+  const Shape batch(out.shape().begin(), out.shape().end() - 2);
   // Sizes are spelled out, not -1: a -1 cannot be inferred when another size is 0.
-  if (bb.empty() && !ba.empty() && a.is_contiguous())
-    return batched(a.reshape({ba.numel() * M, K}), b).reshape(out_shape);  // one GEMM
-  if (K == 0) return zeros(out_shape, a.dtype());  // empty sums
-  Tensor out = empty(out_shape, a.dtype());
+  if (b.dim() == 2 && a.dim() > 2 && a.is_contiguous() && out.is_contiguous())
+    return batched_into(a.reshape({batch.numel() * M, K}), b, out.view({batch.numel() * M, N}));  // one GEMM
+  if (out.numel() == 0) return;
+  if (K == 0) {  // empty sums (matmul passes zeros)
+    out.fill_(0);
+    return;
+  }
   Shape ea = batch, eb = batch;
   ea.insert(ea.end(), {M, K});
   eb.insert(eb.end(), {K, N});
@@ -60,46 +74,87 @@ Tensor batched(const Tensor& a, const Tensor& b) {
   // instead of reshaped to (batch, M, K): attention's per-head (B, H, S, d) views of a (B, S, H·d)
   // projection would be copied by a reshape, as would broadcast operands.
   BlasMat ma = as_blas(a.expand(ea)), mb = as_blas(b.expand(eb));
-  if (M * N == 0) return out;
-  const std::array<Strides, 2> strides = {batch_strides(ma.t), batch_strides(mb.t)};
+  const std::array<Strides, 3> strides = {batch_strides(ma.t), batch_strides(mb.t), batch_strides(out)};
+  const int64_t ldc = M == 1 ? std::max<int64_t>(N, 1) : out.strides()[size_t(out.dim() - 2)];
   const bool ta = ma.trans == CblasTrans, tb = mb.trans == CblasTrans;
   if (a.dtype() == f32 && detail::sgemm_small_matches_blas(ta, tb, M, N, K)) {
     // One call for all entries (attention's B·H heads): their offsets first.
-    std::vector<int64_t> a_at, b_at;
-    a_at.reserve(size_t(batch.numel())), b_at.reserve(size_t(batch.numel()));
-    detail::visit<2>(batch, strides, [&](const std::array<int64_t, 2>& o) { a_at.push_back(o[0]), b_at.push_back(o[1]); });
+    std::vector<int64_t> a_at, b_at, c_at;
+    for (std::vector<int64_t>* at : {&a_at, &b_at, &c_at}) at->reserve(size_t(batch.numel()));
+    detail::visit<3>(batch, strides, [&](const std::array<int64_t, 3>& o) {
+      a_at.push_back(o[0]), b_at.push_back(o[1]), c_at.push_back(o[2]);
+    });
     detail::sgemm_small_batched(ta, tb, M, N, K, ma.t.data<float>(), ma.ld, a_at.data(), mb.t.data<float>(), mb.ld,
-                                b_at.data(), out.data<float>(), N, int64_t(a_at.size()));
-    return out;
+                                b_at.data(), out.data<float>(), c_at.data(), ldc, int64_t(a_at.size()));
+    return;
   }
   detail::dispatch_float(a.dtype(), "matmul", [&](auto z) {
     using T = decltype(z);
     T* pc = out.data<T>();
-    int64_t i = 0;
-    detail::visit<2>(batch, strides, [&](const std::array<int64_t, 2>& o) {
-      gemm<T>(ma, mb, o[0], o[1], pc + i++ * M * N, M, N, K);
+    detail::visit<3>(batch, strides, [&](const std::array<int64_t, 3>& o) {
+      gemm<T>(ma, mb, o[0], o[1], pc + o[2], ldc, M, N, K);
     });
   });
-  return out;
+}
+
+// Whether GEMMs can write `out` in place: its elements are distinct and fill their span (a permutation of
+// a contiguous layout, such as a permuted fresh tensor) and each matrix's rows are unit-stride.
+bool writable_rows(const Tensor& out) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims that step
+  for (int64_t d = 0; d < out.dim(); ++d)
+    if (out.shape()[size_t(d)] > 1) dims.emplace_back(out.strides()[size_t(d)], out.shape()[size_t(d)]);
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return out.size(-1) <= 1 || out.strides()[size_t(out.dim() - 1)] == 1;
+}
+
+// The checks of matmul and matmul_out; a and b promoted to matrices.
+std::pair<Tensor, Tensor> checked_operands(const Tensor& a, const Tensor& b, const char* op) {
+  detail::check_defined(a, op, "an operand");
+  detail::check_defined(b, op, "an operand");
+  check<DTypeError>(a.dtype() == b.dtype(), "{}: dtypes differ: {} vs {} (shapes {} @ {})", op, a.dtype(), b.dtype(),
+                    a.shape(), b.shape());
+  check<DTypeError>(is_floating(a.dtype()), "{}: expected f32 or f64, got {} (shapes {} @ {})", op, a.dtype(),
+                    a.shape(), b.shape());
+  check<ShapeError>(a.dim() >= 1 && b.dim() >= 1, "{}: both operands need at least 1 dim: {} @ {}", op, a.shape(),
+                    b.shape());
+  check<ShapeError>(a.size(-1) == b.size(b.dim() == 1 ? 0 : -2), "{}: inner dimensions differ: {} @ {}", op,
+                    a.shape(), b.shape());
+  return {a.dim() == 1 ? a.unsqueeze(0) : a, b.dim() == 1 ? b.unsqueeze(1) : b};
 }
 
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
-  detail::check_defined(a, "matmul", "an operand");
-  detail::check_defined(b, "matmul", "an operand");
-  check<DTypeError>(a.dtype() == b.dtype(), "matmul: dtypes differ: {} vs {} (shapes {} @ {})", a.dtype(), b.dtype(),
-                    a.shape(), b.shape());
-  check<DTypeError>(is_floating(a.dtype()), "matmul: expected f32 or f64, got {} (shapes {} @ {})", a.dtype(),
-                    a.shape(), b.shape());
-  check<ShapeError>(a.dim() >= 1 && b.dim() >= 1, "matmul: both operands need at least 1 dim: {} @ {}", a.shape(),
-                    b.shape());
-  check<ShapeError>(a.size(-1) == b.size(b.dim() == 1 ? 0 : -2), "matmul: inner dimensions differ: {} @ {}",
-                    a.shape(), b.shape());
-  Tensor a2 = a.dim() == 1 ? a.unsqueeze(0) : a, b2 = b.dim() == 1 ? b.unsqueeze(1) : b;
-  Tensor out = batched(a2, b2);
+  auto [a2, b2] = checked_operands(a, b, "matmul");
+  const Shape shape = batched_shape(a2, b2);
+  Tensor out = a2.size(-1) == 0 ? zeros(shape, a.dtype()) : empty(shape, a.dtype());  // empty sums are 0
+  if (a2.size(-1) > 0) batched_into(a2, b2, out);
   if (a.dim() == 1) out = out.squeeze(-2);
   if (b.dim() == 1) out = out.squeeze(-1);
+  return out;
+}
+
+Tensor& matmul_out(Tensor& out, const Tensor& a, const Tensor& b) {
+  detail::check_defined(out, "matmul_out", "out");
+  auto [a2, b2] = checked_operands(a, b, "matmul_out");
+  check<ShapeError>(a.dim() >= 2 && b.dim() >= 2 && out.shape() == batched_shape(a2, b2),
+                    "matmul_out: out {} for {} @ {}: expected the product's shape (operands of 2 or more dims)",
+                    out.shape(), a.shape(), b.shape());
+  check<DTypeError>(out.dtype() == a.dtype(), "matmul_out: out is {}, the operands {}", out.dtype(), a.dtype());
+  const bool shares = out.storage() == a.storage() || out.storage() == b.storage();
+  if (!shares && writable_rows(out)) {
+    batched_into(a2, b2, out);
+    ++out.storage()->version;
+  } else {  // through a temporary; copy_ refuses an out whose elements overlap
+    Tensor product = empty(out.shape(), out.dtype());
+    batched_into(a2, b2, product);
+    out.copy_(product);
+  }
   return out;
 }
 

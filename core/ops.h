@@ -118,6 +118,11 @@ Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
 /// PyTorch matmul: 1-D·1-D dot, 2-D @ 2-D, batched (..., M, K) @ (..., K, N) with broadcast batch dims,
 /// 1-D operands promoted and the added dim removed. On cblas_sgemm/dgemm; ShapeError naming both shapes.
 Tensor matmul(const Tensor& a, const Tensor& b);
+/// matmul of operands with 2 or more dims into `out`, which has the product's shape and dtype, in its own
+/// layout (e.g. per-head (B, H, S, d) results into a permuted (B, S, H, d) tensor), bit for bit matmul's
+/// elements; written directly when GEMM can, else through a copy. ShapeError / DTypeError as matmul, or for
+/// an out of another shape or dtype; ValueError (copy_'s) for an out whose elements overlap.
+Tensor& matmul_out(Tensor& out, const Tensor& a, const Tensor& b);
 
 // ---- normalisation ----
 /// Softmax along `dim`, max-shifted for stability. A line that is all -inf (fully masked) gives zeros,

@@ -143,8 +143,8 @@ bool sgemm_small_matches_blas(bool trans_a, bool trans_b, int64_t M, int64_t N, 
 }
 
 void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
-                         const int64_t* a_at, const float* b, int64_t ldb, const int64_t* b_at, float* c, int64_t ldc,
-                         int64_t count) {
+                         const int64_t* a_at, const float* b, int64_t ldb, const int64_t* b_at, float* c,
+                         const int64_t* c_at, int64_t ldc, int64_t count) {
   // Bᵀ stored (N x K) is copied to (K x N) so that each k reads a contiguous row of B.
   thread_local std::vector<float> packed;
   if (trans_b) packed.resize(size_t(K * N));
@@ -154,7 +154,7 @@ void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64
     const float* pa = a + a_at[p];
     const float* pb = b + b_at[p];
     int64_t ld = ldb;
-    float* pc = c + p * M * ldc;
+    float* pc = c + c_at[p];
     if (trans_b) {
       transpose(pb, ldb, N, K, packed.data());
       pb = packed.data(), ld = N;

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/random.h"
 #include "reference.h"
 
 using namespace tg;
@@ -142,6 +143,48 @@ TEST_CASE("a larger product through BLAS matches the loop in f64") {
   Tensor a = tensor(sample(48 * 80, 1.0, 10), {48, 80}, f64), b = tensor(sample(80 * 40, 1.0, 11), {40, 80}, f64);
   check_matmul(a, b.mT(), 1e-12);
   check_matmul(a.reshape({4, 12, 80}), b.mT(), 1e-12);
+}
+
+TEST_CASE("matmul_out writes per-head products into a permuted layout with matmul's bits") {
+  // Attention's (B, H, S, d) results into a (B, S, H, d) tensor: the GEMMs write through its strides.
+  Tensor a = randn({2, 3, 5, 4}), b = randn({2, 3, 6, 4});
+  for (const Tensor& rhs : {b.mT(), b.mT().contiguous()}) {  // transpose flag and plain
+    Tensor storage = empty({2, 5, 3, 6}), out = storage.permute({0, 2, 1, 3});
+    matmul_out(out, a, rhs);
+    CHECK(values(out) == values(matmul(a, rhs)));
+    CHECK(out.storage() == storage.storage());
+    CHECK(out.permute({0, 2, 1, 3}).is_contiguous());
+  }
+  Tensor a64 = a.to(f64), b64 = b.mT().to(f64), out64 = empty({2, 5, 3, 6}, f64).permute({0, 2, 1, 3});
+  CHECK(values(matmul_out(out64, a64, b64)) == values(matmul(a64, b64)));
+}
+
+TEST_CASE("matmul_out goes through a copy for an out that GEMM cannot write or that is an operand") {
+  Tensor a = randn({4, 3}), b = randn({3, 5});
+  Tensor column_major = empty({5, 4}).mT();  // (4, 5) with unit row stride
+  CHECK(values(matmul_out(column_major, a, b)) == values(matmul(a, b)));
+  Tensor x = randn({2, 3, 3});
+  Tensor want = matmul(x.select(0, 0), x.select(0, 1)), first = x.select(0, 0);
+  matmul_out(first, x.select(0, 0), x.select(0, 1));  // out is an operand: read wholly before written
+  CHECK(values(x.select(0, 0)) == values(want));
+  const uint64_t version = x.version();
+  Tensor zero_k = x.narrow(2, 0, 0);  // (2, 3, 0) @ (2, 0, 3): empty sums
+  Tensor out = x.select(0, 1).expand({2, 3, 3});
+  CHECK_THROWS_AS(matmul_out(out, zero_k, zero_k.mT()), ValueError);  // an out whose elements overlap
+  Tensor fresh = full({2, 3, 3}, 7.0);
+  CHECK(values(matmul_out(fresh, zero_k, zero_k.mT())) == values(zeros({2, 3, 3})));
+  CHECK(x.version() == version);
+}
+
+TEST_CASE("matmul_out names out's shape and dtype when they are not the product's") {
+  Tensor out = empty({2, 2});
+  CHECK_THROWS_WITH_AS(matmul_out(out, ones({2, 3}), ones({3, 4})),
+                       doctest::Contains("matmul_out: out (2, 2) for (2, 3) @ (3, 4)"), ShapeError);
+  Tensor out64 = empty({2, 4}, f64);
+  CHECK_THROWS_WITH_AS(matmul_out(out64, ones({2, 3}), ones({3, 4})), doctest::Contains("matmul_out: out is f64"),
+                       DTypeError);
+  CHECK_THROWS_WITH_AS(matmul_out(out, ones({2, 3}), ones({4, 5})),
+                       doctest::Contains("matmul_out: inner dimensions differ: (2, 3) @ (4, 5)"), ShapeError);
 }
 
 TEST_CASE("matmul errors name both shapes") {

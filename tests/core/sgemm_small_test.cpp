@@ -32,8 +32,8 @@ bool same_bits(const Case& c, Fill&& fill) {
   cblas_sgemm(CblasRowMajor, c.trans_a ? CblasTrans : CblasNoTrans, c.trans_b ? CblasTrans : CblasNoTrans, int(c.M),
               int(c.N), int(c.K), 1.0f, a.data(), int(lda), b.data(), int(ldb), 0.0f, want.data(), int(c.N));
   const int64_t zero = 0;
-  sgemm_small_batched(c.trans_a, c.trans_b, c.M, c.N, c.K, a.data(), lda, &zero, b.data(), ldb, &zero, got.data(), c.N,
-                      1);
+  sgemm_small_batched(c.trans_a, c.trans_b, c.M, c.N, c.K, a.data(), lda, &zero, b.data(), ldb, &zero, got.data(),
+                      &zero, c.N, 1);
   return std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0;
 }
 
@@ -147,7 +147,8 @@ TEST_CASE("sgemm_small_batched gives cblas_sgemm's bits on every head of attenti
   }
   // x and y are (B, S, H·d) projections; head (b, h) of each is the (S x d) matrix at b·S·H·d + h·d with row
   // stride H·d. The products of attention's forward and backward: x @ yᵀ, x @ y (as (S x S) @ (S x d) with
-  // a (B, H, S, S) first operand), xᵀ @ y.
+  // a (B, H, S, S) first operand, its C written as the heads of a (B, S, H·d) tensor, as the backward's dq
+  // and the forward's output are), xᵀ @ y.
   const int64_t B = 3, H = 4, S = 25, d = 16, E = H * d;
   std::mt19937 gen(11);
   std::normal_distribution<float> normal;
@@ -162,21 +163,26 @@ TEST_CASE("sgemm_small_batched gives cblas_sgemm's bits on every head of attenti
     int64_t M, N, K, lda, ldb;
     const std::vector<float>& a;
     const std::vector<int64_t>& a_at;
+    bool heads_out;  // C is (S x d) at head_at with row stride E, else packed
   };
   const int threads = openblas_get_num_threads();
   openblas_set_num_threads(1);
-  for (const Product& q : {Product{false, true, S, S, d, E, E, x, head_at}, Product{false, false, S, d, S, S, E, p, square_at},
-                           Product{true, false, d, d, S, E, E, x, head_at}}) {
+  for (const Product& q : {Product{false, true, S, S, d, E, E, x, head_at, false},
+                           Product{false, false, S, d, S, S, E, p, square_at, true},
+                           Product{true, false, d, d, S, E, E, x, head_at, false}}) {
     CAPTURE(q.ta);
     CAPTURE(q.tb);
     REQUIRE(sgemm_small_matches_blas(q.ta, q.tb, q.M, q.N, q.K));
     std::vector<float> want(size_t(B * H * q.M * q.N)), got(want.size(), 3.0f);
+    std::vector<int64_t> c_at;
+    for (size_t i = 0; i < head_at.size(); ++i) c_at.push_back(q.heads_out ? head_at[i] : int64_t(i) * q.M * q.N);
+    const int64_t ldc = q.heads_out ? E : q.N;
     for (size_t i = 0; i < head_at.size(); ++i)
       cblas_sgemm(CblasRowMajor, q.ta ? CblasTrans : CblasNoTrans, q.tb ? CblasTrans : CblasNoTrans, int(q.M), int(q.N),
                   int(q.K), 1.0f, q.a.data() + q.a_at[i], int(q.lda), y.data() + head_at[i], int(q.ldb), 0.0f,
-                  want.data() + i * q.M * q.N, int(q.N));
+                  want.data() + c_at[i], int(ldc));
     sgemm_small_batched(q.ta, q.tb, q.M, q.N, q.K, q.a.data(), q.lda, q.a_at.data(), y.data(), q.ldb, head_at.data(),
-                        got.data(), q.N, int64_t(head_at.size()));
+                        got.data(), c_at.data(), ldc, int64_t(head_at.size()));
     CHECK(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0);
   }
   openblas_set_num_threads(threads);
