@@ -121,8 +121,10 @@ Variable dropout(const Variable& x, double p, bool training, Generator* gen = nu
 /// v: (..., S_k, d_v) -> (..., S_q, d_v); the masks (`blocked` bool, `added` float, either undefined) broadcast
 /// to (..., S_q, S_k). It keeps q, k, v, the softmax output and one bit per dropout decision, not the scores
 /// or the dropped weights. Same values and gradients as the composition (which nn::MultiHeadAttention
-/// still runs when it returns the weights); dropout draws from gen as dropout() does. ShapeError when q, k
-/// and v do not fit those shapes, ValueError unless 0 <= dropout_p <= 1.
+/// still runs when it returns the weights); dropout draws from gen as dropout() does. 4-D (B, H, S, d)
+/// operands get their output and gradients laid out (B, S, H, d) in memory, so that heads split from and
+/// merged into (B, S, H·d) are views. ShapeError when q, k and v do not fit those shapes, ValueError unless
+/// 0 <= dropout_p <= 1.
 Variable scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked,
                                       const Tensor& added, double dropout_p = 0, Generator* gen = nullptr);
 

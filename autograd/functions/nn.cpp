@@ -26,6 +26,18 @@ Variable embedding_bag_backward(const Variable& d, const Tensor& bags, int64_t V
   });
 }
 
+// Attention's per-head results (B, H, S, d) laid out as (B, S, H, d) in memory, so that the merge of the heads
+// after the forward and the split of the projections before it, (B, H, S, d) <-> (B, S, H·d), are views
+// rather than copies (the split's backward was most of Tensor::copy_ in a training step).
+Tensor heads_layout(const Shape& shape, DType dtype) {
+  return empty({shape[0], shape[2], shape[1], shape[3]}, dtype).permute({0, 2, 1, 3});
+}
+
+// x / r elementwise, walked in x's memory order so that a heads_layout x keeps its layout.
+Tensor div_heads(const Tensor& x, double r) {
+  return tg::div(x.permute({0, 2, 1, 3}), scalar_tensor(r, x.dtype())).permute({0, 2, 1, 3});
+}
+
 }  // namespace
 
 // y = softmax(x).  dx = y·(dy - Σ dy·y): one core kernel, or the composition when the backward itself is
@@ -159,13 +171,27 @@ Variable scaled_dot_product_attention(const Variable& q, const Variable& k, cons
     DropoutResult r = tg::dropout(P, dropout_p, gen);
     Pd = r.output, keep = r.keep, scale = r.scale;
   }
-  const Tensor out = tg::matmul(Pd, v.value());  // (..., S_q, d_v)
-  auto backward = [q, k, v, P, keep, scale, root_d, blocked, added](const Variable& dO, const Variable&) -> Grads {
+  // Multi-head attention's (B, H, S, d) operands of one batch shape: the output and the gradients in
+  // heads_layout (the same bits per element as matmul's contiguous ones).
+  const bool heads = q.dim() == 4 && k.dim() == 4 && v.dim() == 4 && q.size(0) == k.size(0) &&
+                     q.size(0) == v.size(0) && q.size(1) == k.size(1) && q.size(1) == v.size(1) &&
+                     P.size(0) == q.size(0) && P.size(1) == q.size(1);  // (masks may broadcast the batch)
+  Tensor out = heads ? heads_layout({q.size(0), q.size(1), q.size(2), v.size(3)}, q.dtype()) : Tensor();
+  if (heads) tg::matmul_out(out, Pd, v.value());
+  else out = tg::matmul(Pd, v.value());  // (..., S_q, d_v)
+  auto backward = [q, k, v, P, keep, scale, root_d, blocked, added, heads](const Variable& dO,
+                                                                         const Variable&) -> Grads {
     if (!grad_mode_enabled()) {
       const Tensor Pd = keep.defined() ? masked_scale(P, keep, scale) : P;
       const Tensor dPd = tg::matmul(dO.value(), v.value().mT());
       const Tensor dS = softmax_backward(keep.defined() ? masked_scale(dPd, keep, scale) : dPd, P, -1);
       const Tensor qs = tg::div(q.value(), scalar_tensor(root_d, q.dtype()));
+      if (heads) {
+        Tensor dq = heads_layout(q.shape(), q.dtype()), dk = heads_layout(k.shape(), k.dtype());
+        Tensor dv = heads_layout(v.shape(), v.dtype());
+        tg::matmul_out(dq, dS, k.value()), tg::matmul_out(dk, dS.mT(), qs), tg::matmul_out(dv, Pd.mT(), dO.value());
+        return {Variable(div_heads(dq, root_d)), Variable(dk), Variable(dv)};
+      }
       return {Variable(tg::div(tg::matmul(dS, k.value()), scalar_tensor(root_d, q.dtype()))),
               Variable(tg::matmul(qs.mT(), dS).mT()), Variable(tg::matmul(Pd.mT(), dO.value()))};
     }

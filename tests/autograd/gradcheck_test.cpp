@@ -120,6 +120,13 @@ const std::vector<GradCase>& cases() {
          Tensor blocked = mask_of({2, 1, 3, 5}, 9), added = randn({3, 5}, f64, &gen);
          return scaled_dot_product_attention(x[0], x[1], x[2], blocked, added, 0.3, &gen);
        }},
+      {"scaled_dot_product_attention", {{2, 3, 2, 4}, {2, 5, 2, 4}, {2, 5, 2, 3}},  // MHA's heads of (B, S, H, d):
+       [](const Inputs& x) {                                    // output and gradients in (B, S, H, d) order
+         Generator gen(5);
+         const std::vector<int64_t> heads = {0, 2, 1, 3};
+         return scaled_dot_product_attention(x[0].permute(heads), x[1].permute(heads), x[2].permute(heads),
+                                             mask_of({2, 1, 1, 5}, 6), Tensor(), 0.3, &gen);
+       }},
       {"scaled_dot_product_attention", {{4, 2, 3}, {2, 5, 4}, {2, 5, 3}},  // permuted q; query 1 fully masked
        [](const Inputs& x) {
          Tensor blocked = logical_and(eq(arange(0, 3, 1, f64), 1.0).unsqueeze(1), ones({3, 5}, boolean));

@@ -300,6 +300,19 @@ TEST_CASE("MultiHeadAttention gives the same output and gradients with and witho
   for (size_t i = 0; i < n; ++i) CHECK(test::max_abs_diff(grads[i], grads[n + i]) < 1e-5);
 }
 
+// MultiHeadAttention merges the heads (B, H, S, d) -> (B, S, H·d) and splits its projections back, which are
+// views only when the per-head tensors are laid out (B, S, H, d); matmul's contiguous results would be copied.
+TEST_CASE("scaled_dot_product_attention lays out per-head outputs and gradients as (B, S, H, d)") {
+  const std::vector<int64_t> heads = {0, 2, 1, 3};
+  Variable q(randn({2, 2, 3, 4}), true), k(randn({2, 2, 5, 4}), true), v(randn({2, 2, 5, 3}), true);  // (B, H, S, d)
+  Variable out = scaled_dot_product_attention(q, k, v, Tensor(), Tensor());
+  CHECK(out.value().permute(heads).is_contiguous());
+  const Variable weights = softmax(matmul(q / 2.0, k.mT()), -1);  // the composition, √d = 2
+  CHECK(test::max_abs_diff(out.value(), matmul(weights, v).value()) == 0);
+  const std::vector<Variable> g = grad({out}, {q, k, v}, {randn(out.shape())});
+  for (const Variable& d : g) CHECK(d.value().permute(heads).is_contiguous());
+}
+
 TEST_CASE("scaled_dot_product_attention names the three shapes when they do not fit") {
   const Variable q(randn({2, 3, 4})), k(randn({2, 5, 4})), v(randn({2, 6, 4}));
   CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v, Tensor(), Tensor()),
