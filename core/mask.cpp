@@ -1,14 +1,17 @@
 // Packed masks: one bit per element, 64 to an i64 word, in row-major order. Dropout and relu keep these
 // for their backward instead of a float mask or their output, a 32nd of the memory in f32: in a training
 // step of the encoder the f32 dropout masks alone were about a fifth of what the graph held.
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <numeric>
 #include <cstring>
 #include <type_traits>
 
 #include "core/kernel_util.h"
 #include "core/ops.h"
 #include "core/random.h"
+#include "core/softmax_row.h"
 
 namespace tg {
 namespace {
@@ -123,6 +126,38 @@ Tensor masked_scale(const Tensor& x, const Tensor& bits, double scale) {
     select_scaled<false, T>(words(bits), xc.data<T>(), T(scale), y.data<T>(), n);
   });
   return y;
+}
+
+// A block of lines at a time: the block's masked dy is written into the output while it is in cache and each
+// line's gradient runs there in place (the f32 lines allow out = g), so the bits are those of the two ops
+// and the (B, H, S, S) tensor between them is never made. Blocks start on a whole word of the mask.
+Tensor dropout_softmax_backward(const Tensor& dy, const Tensor& y, const Tensor& keep, double scale) {
+  detail::check_defined(dy, "dropout_softmax_backward");
+  detail::check_defined(y, "dropout_softmax_backward");
+  check<ShapeError>(dy.shape() == y.shape() && dy.dim() >= 1,
+                    "dropout_softmax_backward: dy {} and y {} must have one shape of 1 or more dims", dy.shape(),
+                    y.shape());
+  check<DTypeError>(dy.dtype() == y.dtype(), "dropout_softmax_backward: dtypes differ: {} vs {}", dy.dtype(),
+                    y.dtype());
+  if (dy.dtype() != f32) return softmax_backward(masked_scale(dy, keep, scale), y, -1);
+  check_bits(keep, dy.numel(), "dropout_softmax_backward");
+  const Tensor g = dy.contiguous(), p = y.contiguous();
+  Tensor out = empty(dy.shape(), f32);
+  const int64_t n = dy.size(-1), rows = n ? dy.numel() / n : 0;
+  const int64_t block = 64 / std::gcd(n, int64_t(64));  // lines per block: block·n is a multiple of 64
+  const float* pg = g.data<float>();
+  const float* pp = p.data<float>();
+  float* po = out.data<float>();
+  for (int64_t r0 = 0; r0 < rows; r0 += block) {
+    const int64_t at = r0 * n, r1 = std::min(rows, r0 + block);
+    select_scaled<false, float>(words(keep) + at / 64, pg + at, float(scale), po + at, (r1 - r0) * n);
+    for (float* line = po + at; line < po + r1 * n; line += n) {
+      const float* pl = pp + (line - po);
+      if (!detail::softmax_backward_f32_avx512(line, pl, line, n))
+        detail::softmax_backward_f32_portable(line, pl, line, n);
+    }
+  }
+  return out;
 }
 
 Tensor unpack_mask(const Tensor& bits, const Shape& shape) {

@@ -137,6 +137,10 @@ Tensor masked_softmax(const Tensor& x, const Tensor& blocked);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 /// The gradient of softmax in one pass, y·(dy - Σ_dim dy·y), from the output y (dy and y of one shape).
 Tensor softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim);
+/// softmax_backward(masked_scale(dy, keep, scale), y, -1) with the same bits, in one pass for f32: the
+/// gradient of a last-dim softmax followed by dropout (keep: dropout's packed bits). ShapeError unless dy and
+/// y have one shape of >= 1 dims (and keep holds their elements), DTypeError when their dtypes differ.
+Tensor dropout_softmax_backward(const Tensor& dy, const Tensor& y, const Tensor& keep, double scale);
 /// The gradient of log_softmax in one pass: dy - e^y·Σ_dim dy, from the output y.
 Tensor log_softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim);
 /// Layer-norm statistics over the last `normalized_ndim` dims (two-pass in double: exact for rows with a

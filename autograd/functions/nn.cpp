@@ -184,7 +184,7 @@ Variable scaled_dot_product_attention(const Variable& q, const Variable& k, cons
     if (!grad_mode_enabled()) {
       const Tensor Pd = keep.defined() ? masked_scale(P, keep, scale) : P;
       const Tensor dPd = tg::matmul(dO.value(), v.value().mT());
-      const Tensor dS = softmax_backward(keep.defined() ? masked_scale(dPd, keep, scale) : dPd, P, -1);
+      const Tensor dS = keep.defined() ? dropout_softmax_backward(dPd, P, keep, scale) : softmax_backward(dPd, P, -1);
       const Tensor qs = tg::div(q.value(), scalar_tensor(root_d, q.dtype()));
       if (heads) {
         Tensor dq = heads_layout(q.shape(), q.dtype()), dk = heads_layout(k.shape(), k.dtype());

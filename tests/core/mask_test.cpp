@@ -1,5 +1,6 @@
 // Packed masks (core/mask.cpp): dropout's one-pass forward draws the stream bernoulli() draws and gives the
 // values the float mask gave; the bits of relu's output; masked_scale and unpack_mask read them back.
+// dropout_softmax_backward fuses masked_scale into softmax's gradient with their bits.
 #include <doctest/doctest.h>
 
 #include "core/error.h"
@@ -52,4 +53,32 @@ TEST_CASE("masked_scale refuses bits that do not hold its input") {
   CHECK_THROWS_WITH_AS(masked_scale(ones({65}), bits, 1.0),
                        doctest::Contains("masked_scale: packed mask (1,) i64 does not hold 65 elements"), ShapeError);
   CHECK_THROWS_AS(unpack_mask(bits, {2, 40}), ShapeError);
+}
+
+TEST_CASE("dropout_softmax_backward gives the bits of masked_scale then softmax_backward, on any line length") {
+  // Line lengths that start blocks mid-word (25, 33, 100), on one (1, 32) and on several words (64); a
+  // transposed dy; f64 through the two ops.
+  for (int64_t n : {1, 25, 32, 33, 64, 100}) {
+    for (DType dt : {f32, f64}) {
+      CAPTURE(n);
+      CAPTURE(dt);
+      Generator gen{uint64_t(n)};
+      const Tensor y = softmax(randn({3, 5, n}, dt, &gen), -1), dy = randn({3, n, 5}, dt, &gen).mT();
+      const DropoutResult r = dropout(y, 0.3, &gen);
+      const Tensor want = softmax_backward(masked_scale(dy, r.keep, r.scale), y, -1);
+      const Tensor got = dropout_softmax_backward(dy, y, r.keep, r.scale);
+      CHECK(got.shape() == want.shape());
+      if (dt == f32) CHECK(got.to_vector<float>() == want.to_vector<float>());
+      else CHECK(got.to_vector<double>() == want.to_vector<double>());
+    }
+  }
+}
+
+TEST_CASE("dropout_softmax_backward names the shapes and dtypes that do not fit") {
+  const Tensor keep = dropout(ones({4, 8}), 0.5).keep;
+  CHECK_THROWS_WITH_AS(dropout_softmax_backward(ones({4, 8}), ones({8, 4}), keep, 2.0),
+                       doctest::Contains("dropout_softmax_backward: dy (4, 8) and y (8, 4)"), ShapeError);
+  CHECK_THROWS_WITH_AS(dropout_softmax_backward(ones({4, 8}), ones({4, 8}, f64), keep, 2.0),
+                       doctest::Contains("dropout_softmax_backward: dtypes differ: f32 vs f64"), DTypeError);
+  CHECK_THROWS_AS(dropout_softmax_backward(ones({8, 9}), ones({8, 9}), keep, 2.0), ShapeError);  // 72 bits needed
 }
