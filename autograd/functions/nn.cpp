@@ -99,7 +99,9 @@ Variable index_select(const Variable& x, int64_t dim, const Tensor& index) {
                 });
 }
 
-// y[..., :] = weight[indices[...], :].  dweight = rows of dy added at their indices, none at padding_idx.
+// y[..., :] = weight[indices[...], :].  dweight = rows of dy added at their indices, none at padding_idx:
+// embedding_bag's adjoint with bags of one entry, which adds straight into its zeros and skips the padding
+// entries (the bits of masking them and index_add, without the mask, the masked copy and index_add's clone).
 Variable embedding(const Variable& weight, const Tensor& indices, int64_t padding_idx) {
   check<ShapeError>(weight.dim() == 2, "embedding: weight must be (num_embeddings, embedding_dim), got {}", weight.shape());
   check<DTypeError>(indices.dtype() == i64, "embedding: indices must be i64, got {}", indices.dtype());
@@ -112,10 +114,9 @@ Variable embedding(const Variable& weight, const Tensor& indices, int64_t paddin
   Shape out_shape = indices.shape();
   out_shape.push_back(D);
   Tensor y = tg::index_select(weight.value(), 0, flat).reshape(out_shape);
-  return record("embedding", y, {weight}, [flat, V, D, padding_idx](const Variable& dy, const Variable&) -> Grads {
-    Variable rows = dy.reshape({-1, D});
-    if (padding_idx >= 0) rows = masked_fill(rows, eq(flat, double(padding_idx)).unsqueeze(1), 0.0);
-    return {index_select_backward(rows, {V, D}, 0, flat)};
+  return record("embedding", y, {weight}, [bags = flat.reshape({-1, 1}), V, D, padding_idx](
+                                               const Variable& dy, const Variable&) -> Grads {
+    return {embedding_bag_backward(dy.reshape({-1, D}), bags, V, padding_idx)};
   });
 }
 
