@@ -127,7 +127,39 @@ std::pair<Tensor, Tensor> checked_operands(const Tensor& a, const Tensor& b, con
   return {a.dim() == 1 ? a.unsqueeze(0) : a, b.dim() == 1 ? b.unsqueeze(1) : b};
 }
 
+// linear's product on the small-GEMM kernel with the bias in its store, or undefined where matmul would not
+// take that kernel for x (contiguous, seen as (rows, in)) @ weightᵀ: then matmul and add give the bits.
+Tensor linear_small(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (x.dtype() != f32 || weight.dtype() != f32 || bias.dtype() != f32 || !x.is_contiguous() || !bias.is_contiguous())
+    return {};
+  const int64_t K = x.size(-1), N = weight.size(0), M = K ? x.numel() / K : 0;
+  const BlasMat mb = as_blas(weight.mT());
+  const bool tb = mb.trans == CblasTrans;
+  if (!detail::sgemm_small_matches_blas(false, tb, M, N, K)) return {};
+  Shape shape = x.shape();
+  shape.back() = N;
+  Tensor out = empty(shape, f32);
+  const int64_t at = 0;
+  detail::sgemm_small_batched(false, tb, M, N, K, x.data<float>(), K, &at, mb.t.data<float>(), mb.ld, &at,
+                              out.data<float>(), &at, N, 1, bias.data<float>());
+  return out;
+}
+
 }  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  detail::check_defined(x, "linear");
+  detail::check_defined(weight, "linear", "the weight");
+  check<ShapeError>(weight.dim() == 2 && x.dim() >= 1 && x.size(-1) == weight.size(1),
+                    "linear: input {} does not fit weight {}: expected (..., in) and (out, in)", x.shape(),
+                    weight.shape());
+  check<ShapeError>(!bias.defined() || bias.shape() == Shape{weight.size(0)},
+                    "linear: bias {} does not fit weight {}: expected (out)", bias.shape(), weight.shape());
+  if (bias.defined())
+    if (Tensor y = linear_small(x, weight, bias); y.defined()) return y;
+  const Tensor y = matmul(x, weight.mT());
+  return bias.defined() ? add(y, bias) : y;
+}
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   auto [a2, b2] = checked_operands(a, b, "matmul");

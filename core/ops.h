@@ -123,6 +123,10 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 /// elements; written directly when GEMM can, else through a copy. ShapeError / DTypeError as matmul, or for
 /// an out of another shape or dtype; ValueError (copy_'s) for an out whose elements overlap.
 Tensor& matmul_out(Tensor& out, const Tensor& a, const Tensor& b);
+/// PyTorch's linear: x @ weightᵀ + bias, x (..., in), weight (out, in), bias (out) or undefined -> (..., out),
+/// with the bits of add(matmul(x, weight.mT()), bias). Where the product runs on the small-GEMM kernel (a
+/// contiguous f32 x), the bias is added in its store instead of a second pass. ShapeError naming the shapes.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // ---- normalisation ----
 /// Softmax along `dim`, max-shifted for stability. A line that is all -inf (fully masked) gives zeros,

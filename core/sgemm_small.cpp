@@ -47,9 +47,11 @@ enum class Store { sum, onto_zero, add };
 
 // MR rows x NV vectors of 16 columns of C: acc = fma(A(i, k), B(k, j), acc) for k = 0..K-1. A(i, k) is
 // a[i·ai + k·ak]; B's rows are contiguous (b[k·ldb + j]); the last vector's columns are masked by `last`.
+// A bias (bias[j], or null) is added to what is stored, as a separate add of the bias to C would.
 template <int MR, int NV>
 [[gnu::target("avx512f")]] void block(const float* a, int64_t ai, int64_t ak, const float* b, int64_t ldb,
-                                      float* c, int64_t ldc, int64_t K, __mmask16 last, Store store) {
+                                      float* c, int64_t ldc, int64_t K, __mmask16 last, Store store,
+                                      const float* bias) {
   __m512 acc[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
@@ -75,13 +77,14 @@ template <int MR, int NV>
       __m512 x = acc[r][v];
       if (store == Store::onto_zero) x = _mm512_add_ps(_mm512_setzero_ps(), x);  // +0 + -0 = +0
       if (store == Store::add) x = _mm512_add_ps(_mm512_maskz_loadu_ps(v + 1 < NV ? 0xffff : last, to), x);
+      if (bias) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(v + 1 < NV ? 0xffff : last, bias + 16 * v));
       if (v + 1 < NV) _mm512_storeu_ps(to, x);
       else _mm512_mask_storeu_ps(to, last, x);
     }
 }
 
 using BlockFn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t, int64_t, __mmask16,
-                         Store);
+                         Store, const float*);
 // Rows per block for NV vectors of columns: enough accumulators to cover the FMA latency (4 cycles at 2 per
 // cycle), at most 24 of them plus NV rows of B and a broadcast in the 32 zmm registers.
 constexpr int kRows[5] = {0, 12, 8, 6, 6};
@@ -144,7 +147,7 @@ bool sgemm_small_matches_blas(bool trans_a, bool trans_b, int64_t M, int64_t N, 
 
 void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                          const int64_t* a_at, const float* b, int64_t ldb, const int64_t* b_at, float* c,
-                         const int64_t* c_at, int64_t ldc, int64_t count) {
+                         const int64_t* c_at, int64_t ldc, int64_t count, const float* bias) {
   // Bᵀ stored (N x K) is copied to (K x N) so that each k reads a contiguous row of B.
   thread_local std::vector<float> packed;
   if (trans_b) packed.resize(size_t(K * N));
@@ -162,13 +165,14 @@ void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64
     for (int64_t k0 = 0; k0 < K;) {
       const int64_t kl = level3 ? next_block(K - k0) : K;
       const Store store = !level3 ? Store::sum : k0 == 0 ? Store::onto_zero : Store::add;
+      const float* with = k0 + kl == K ? bias : nullptr;  // onto the complete sum
       for (int64_t j = 0; j < N; j += 64) {
         const int64_t cols = std::min<int64_t>(64, N - j), nv = (cols + 15) / 16;
         const __mmask16 last = __mmask16((1u << (cols - 16 * (nv - 1))) - 1);
         for (int64_t i = 0; i < M; i += kRows[nv]) {
           const int64_t rows = std::min<int64_t>(kRows[nv], M - i);
           kBlocks[nv][rows - 1](pa + i * ai + k0 * ak, ai, ak, pb + k0 * ld + j, ld, pc + i * ldc + j, ldc, kl, last,
-                                store);
+                                store, with ? with + j : nullptr);
         }
       }
       k0 += kl;

@@ -13,10 +13,11 @@ bool sgemm_small_matches_blas(bool trans_a, bool trans_b, int64_t M, int64_t N, 
 /// C (M x N, row stride ldc) = op(A) @ op(B) with one FMA per term, k in order, into one accumulator per
 /// element and K block, for `count` products of one shape (every head of attention's (B, H, S, d) views in
 /// one call): product p reads A at a + a_at[p], B at b + b_at[p] and writes C at c + c_at[p]. A is (M x K)
-/// with row stride lda, or (K x M) if trans_a; B is (K x N) with row stride ldb, or (N x K) if trans_b. Only
-/// call it where sgemm_small_matches_blas says so (it needs AVX-512).
+/// with row stride lda, or (K x M) if trans_a; B is (K x N) with row stride ldb, or (N x K) if trans_b. With a
+/// bias (N floats), C(i, j) = stored sum + bias[j], the bits of adding the bias to C afterwards. Only call it
+/// where sgemm_small_matches_blas says so (it needs AVX-512).
 void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                          const int64_t* a_at, const float* b, int64_t ldb, const int64_t* b_at, float* c,
-                         const int64_t* c_at, int64_t ldc, int64_t count);
+                         const int64_t* c_at, int64_t ldc, int64_t count, const float* bias = nullptr);
 
 }  // namespace tg::detail

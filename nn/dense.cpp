@@ -1,5 +1,5 @@
-// Dense (PyTorch's Linear): one matmul against the transposed weight view (no copy: GEMM takes the
-// transpose flag) and a broadcast bias add.
+// Dense (PyTorch's Linear): tg::linear, one op for the product with the transposed weight view (no copy:
+// GEMM takes the transpose flag) and the bias.
 #include "nn/dense.h"
 
 #include <cmath>
@@ -26,8 +26,7 @@ Dense::Dense(const DenseOptions& o) : options_(o) {
 Variable Dense::forward(const Variable& x) {
   check<ShapeError>(x.dim() >= 1 && x.size(-1) == options_.in_features, "Dense: input {} must end in in_features {}",
                     x.shape(), options_.in_features);
-  Variable y = matmul(x, weight_.mT());
-  return bias_ ? y + bias_ : y;
+  return linear(x, weight_, bias_);
 }
 
 }  // namespace tg::nn

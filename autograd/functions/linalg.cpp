@@ -1,4 +1,4 @@
-// Differentiable matrix product.
+// Differentiable matrix products: matmul, and linear (a Dense layer's x·Wᵀ + b) as one op.
 #include "autograd/functions.h"
 
 namespace tg {
@@ -21,6 +21,19 @@ Variable matmul(const Variable& a, const Variable& b) {
     if (da && a.dim() == 1) da = da.squeeze(-2);
     if (db && b.dim() == 1) db = db.squeeze(-1);
     return {da, db};
+  });
+}
+
+// y = x·Wᵀ + b, x: (..., in), W: (out, in), b: (out).  dx = dy·W, dW = dyᵀ·x over all rows as one GEMM
+// (contiguous, where matmul's gradient of the view Wᵀ was a transposed view that the leaf copied), and
+// db = dy, which the engine sums over the rows as it did for add's broadcast bias.
+Variable linear(const Variable& x, const Variable& weight, const Variable& bias) {
+  Tensor y = tg::linear(x.value(), weight.value(), bias ? bias.value() : Tensor());
+  return record("linear", y, {x, weight, bias}, [x, weight](const Variable& dy, const Variable&) -> Grads {
+    Variable dx, dw;
+    if (x.requires_grad()) dx = matmul(dy, weight);
+    if (weight.requires_grad()) dw = matmul(dy.reshape({-1, dy.size(-1)}).mT(), x.reshape({-1, x.size(-1)}));
+    return {dx, dw, dy};
   });
 }
 

@@ -95,6 +95,9 @@ const std::vector<GradCase>& cases() {
       {"matmul", {{3}, {3, 2}}, [](const Inputs& x) { return matmul(x[0], x[1]); }},
       {"matmul", {{2, 3}, {3}}, [](const Inputs& x) { return matmul(x[0], x[1]); }},
       {"matmul", {{3}, {3}}, [](const Inputs& x) { return matmul(x[0], x[1]); }},
+      {"linear", {{2, 3, 4}, {5, 4}, {5}}, [](const Inputs& x) { return linear(x[0], x[1], x[2]); }},
+      {"linear", {{4}, {5, 4}}, [](const Inputs& x) { return linear(x[0], x[1], Variable()); }},  // 1-D, no bias
+      {"linear", {{4, 3}, {2, 4}, {2}}, [](const Inputs& x) { return linear(x[0].mT(), x[1], x[2]); }},  // strided x
       {"softmax", {{3, 4}}, [](const Inputs& x) { return softmax(x[0], 1); }},
       {"softmax", {{3, 4}}, [](const Inputs& x) { return softmax(x[0], 0); }},
       {"log_softmax", {{3, 4}}, [](const Inputs& x) { return log_softmax(x[0], -1); }},
@@ -162,7 +165,7 @@ TEST_CASE("every differentiable function matches finite differences in f64") {
 
 TEST_CASE("second derivatives match finite differences for the core families") {
   const std::set<std::string> second = {"mul", "div", "exp", "log", "tanh", "sigmoid", "gelu", "pow", "sum", "mean",
-                                        "var", "logsumexp", "matmul", "softmax", "log_softmax", "layer_norm",
+                                        "var", "logsumexp", "matmul", "linear", "softmax", "log_softmax", "layer_norm",
                                         "cross_entropy", "sqrt", "erf", "slice", "index_select", "embedding",
                                         "embedding_bag", "embedding_bag_backward",
                                         "scaled_dot_product_attention", "relu", "dropout"};

@@ -204,3 +204,26 @@ TEST_CASE("matmul errors name both shapes") {
   CHECK_THROWS_WITH_AS(matmul(ones({2, 2}), ones({2, 2}, f64)), doctest::Contains("matmul: dtypes differ: f32 vs f64"),
                        DTypeError);
 }
+
+TEST_CASE("linear is x @ weightᵀ + bias for every input rank and layout, with or without a bias") {
+  // x·Wᵀ + b by hand: x = [[1, 2], [3, 4]], W = [[1, 0], [1, 1], [0, 2]], b = [10, 20, 30].
+  const Tensor x = tensor({1.0, 2.0, 3.0, 4.0}, {2, 2}), w = tensor({1.0, 0.0, 1.0, 1.0, 0.0, 2.0}, {3, 2});
+  const Tensor b = tensor({10.0, 20.0, 30.0});
+  CHECK(linear(x, w, b).to_vector<float>() == std::vector<float>{11, 23, 34, 13, 27, 38});
+  CHECK(linear(x, w, Tensor()).to_vector<float>() == std::vector<float>{1, 3, 4, 3, 7, 8});
+  CHECK(linear(tensor({1.0, 2.0}), w, b).shape() == Shape{3});
+  // A transposed x, an f64 one and a batch of them take matmul then add, with its values.
+  for (const Tensor& v : {x.mT(), x.to(f64), x.reshape({1, 2, 2}).expand({3, 2, 2})}) {
+    const Tensor want = add(matmul(v, w.to(v.dtype()).mT()), b.to(v.dtype()));
+    CHECK(linear(v, w.to(v.dtype()), b.to(v.dtype())).to_vector<double>() == want.to_vector<double>());
+  }
+}
+
+TEST_CASE("linear errors name the input, weight and bias shapes") {
+  CHECK_THROWS_WITH_AS(linear(ones({2, 3}), ones({4, 5}), Tensor()),
+                       doctest::Contains("linear: input (2, 3) does not fit weight (4, 5)"), ShapeError);
+  CHECK_THROWS_WITH_AS(linear(ones({2, 3}), ones({4, 3}), ones({3})),
+                       doctest::Contains("linear: bias (3,) does not fit weight (4, 3)"), ShapeError);
+  CHECK_THROWS_WITH_AS(linear(ones({2, 3}), ones({3}), Tensor()), doctest::Contains("does not fit weight (3,)"),
+                       ShapeError);
+}

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/ops.h"
+#include "core/random.h"
 #include "core/sgemm_small.h"
 
 using namespace tg::detail;
@@ -184,6 +186,34 @@ TEST_CASE("sgemm_small_batched gives cblas_sgemm's bits on every head of attenti
     sgemm_small_batched(q.ta, q.tb, q.M, q.N, q.K, q.a.data(), q.lda, q.a_at.data(), y.data(), q.ldb, head_at.data(),
                         got.data(), c_at.data(), ldc, int64_t(head_at.size()));
     CHECK(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0);
+  }
+  openblas_set_num_threads(threads);
+}
+
+TEST_CASE("sgemm_small adds linear's bias in its store with the bits of matmul then add") {
+  if (!active()) {
+    MESSAGE(off_message());
+    return;
+  }
+  // A Dense layer's shapes on the level-3 path (one K block, and K over one block: the bias goes onto the
+  // last), on the small-matrix kernels, column tails, and a -0 bias; one row per (B, S) position.
+  struct Dense {
+    tg::Shape x;
+    int64_t out;
+  };
+  const int threads = openblas_get_num_threads();
+  openblas_set_num_threads(1);
+  tg::Generator gen(5);
+  for (const Dense& d : {Dense{{32, 32, 64}, 128}, Dense{{32, 32, 128}, 64}, Dense{{1024, 64}, 2}, Dense{{7, 5, 33}, 17},
+                         Dense{{300, 600}, 20}, Dense{{4, 16}, 24}, Dense{{64}, 5}}) {
+    CAPTURE(d.x);
+    CAPTURE(d.out);
+    const tg::Tensor x = tg::relu(tg::randn(d.x, tg::f32, &gen)), w = tg::randn({d.out, d.x.back()}, tg::f32, &gen);
+    const tg::Tensor b = tg::where(tg::lt(tg::randn({d.out}, tg::f32, &gen), 0.0), tg::scalar_tensor(-0.0, tg::f32),
+                                   tg::randn({d.out}, tg::f32, &gen));
+    const tg::Tensor want = tg::add(tg::matmul(x, w.mT()), b), got = tg::linear(x, w, b);
+    REQUIRE(got.shape() == want.shape());
+    CHECK(std::memcmp(want.data<float>(), got.data<float>(), size_t(want.numel()) * sizeof(float)) == 0);
   }
   openblas_set_num_threads(threads);
 }
