@@ -235,7 +235,7 @@ Tensor log_softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim) {
   });
 }
 
-Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps) {
+Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const Tensor& weight, const Tensor& bias) {
   detail::check_defined(x, "layer_norm");
   check<ShapeError>(normalized_ndim >= 1 && normalized_ndim <= x.dim(),
                     "layer_norm: cannot normalise the last {} dims of a tensor of shape {}", normalized_ndim, x.shape());
@@ -243,13 +243,23 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps) {
   Shape stat_shape = x.shape();
   int64_t n = 1;
   for (int64_t d = x.dim() - normalized_ndim; d < x.dim(); ++d) n *= stat_shape[d], stat_shape[d] = 1;
+  const Shape rows_shape(x.shape().end() - normalized_ndim, x.shape().end());
+  for (const Tensor* t : {&weight, &bias})
+    check<ShapeError>(!t->defined() || (t->shape() == rows_shape && t->dtype() == x.dtype()),
+                      "layer_norm: {} {} {} does not fit the normalized shape {} of {}", t == &weight ? "weight" : "bias",
+                      t->shape(), t->dtype(), rows_shape, x.dtype());
   Tensor c = x.contiguous(), out = empty(x.shape(), x.dtype());
   Tensor mean = empty(stat_shape, x.dtype()), rstd = empty(stat_shape, x.dtype());
+  // The affine output in the same pass: a layer norm's mul and add were two more passes over its rows.
+  const Tensor w = weight.defined() ? weight.contiguous() : Tensor(), b = bias.defined() ? bias.contiguous() : Tensor();
+  Tensor affine = w.defined() || b.defined() ? empty(x.shape(), x.dtype()) : Tensor();
   int64_t rows = n ? x.numel() / n : 0;
   detail::dispatch_float(x.dtype(), "layer_norm", [&](auto z) {
     using T = decltype(z);
     const T* pi = c.data<T>();
     T *po = out.data<T>(), *pm = mean.data<T>(), *pr = rstd.data<T>();
+    const T *pw = w.defined() ? w.data<T>() : nullptr, *pb = b.defined() ? b.data<T>() : nullptr;
+    T* pa = affine.defined() ? affine.data<T>() : nullptr;
     parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         const T* row = pi + r * n;
@@ -259,11 +269,15 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps) {
         const double v = sum8<double>(n, [row, m](int64_t j) { return (double(row[j]) - m) * (double(row[j]) - m); });
         const double rs = 1.0 / std::sqrt(v / double(n) + eps);
         for (int64_t j = 0; j < n; ++j) y[j] = T((double(row[j]) - m) * rs);
+        if (pa && pw && pb)
+          for (int64_t j = 0; j < n; ++j) pa[r * n + j] = y[j] * pw[j] + pb[j];
+        else if (pa)
+          for (int64_t j = 0; j < n; ++j) pa[r * n + j] = pw ? y[j] * pw[j] : y[j] + pb[j];
         pm[r] = T(m), pr[r] = T(rs);
       }
     });
   });
-  return {out, mean, rstd};
+  return {out, mean, rstd, affine};
 }
 
 }  // namespace tg

@@ -149,10 +149,13 @@ Tensor dropout_softmax_backward(const Tensor& dy, const Tensor& y, const Tensor&
 Tensor log_softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim);
 /// Layer-norm statistics over the last `normalized_ndim` dims (two-pass in double: exact for rows with a
 /// large mean and tiny variance). `output` = (x - mean)·rstd; mean, rstd keep the normalized dims as size 1.
+/// With a weight or a bias (each the normalized shape, or undefined), `affine` = output·weight + bias in the
+/// same pass, with the bits of mul then add; ShapeError when one has another shape.
 struct Normalized {
-  Tensor output, mean, rstd;
+  Tensor output, mean, rstd, affine;
 };
-Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps);
+Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const Tensor& weight = Tensor(),
+                     const Tensor& bias = Tensor());
 /// Gradients of layer_norm's y = x̂·weight + bias from dy, x̂ and rstd (normalize's output and rstd), one
 /// pass per row: with g = dy·weight, dx = rstd·(g - mean(g) - x̂·mean(g·x̂)); dweight = Σ_rows dy·x̂ and
 /// dbias = Σ_rows dy, dweight in weight's shape and dbias flat (dweight undefined without weight, which then

@@ -64,14 +64,24 @@ Variable log_softmax(const Variable& x, int64_t dim) {
 // their dependence on x. x itself is not kept (that would be a second copy of every normalised activation):
 // x̂/rstd + mean gives it back to rounding, tied to x's autograd record.
 Variable layer_norm(const Variable& x, int64_t k, const Variable& weight, const Variable& bias, double eps) {
-  Normalized n = normalize(x.value(), k, eps);
-  Tensor y = n.output;
-  if (weight) y = tg::mul(y, weight.value());
-  if (bias) y = tg::add(y, bias.value());
-  std::vector<int64_t> dims;
-  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
+  check<ShapeError>(k >= 1 && k <= x.dim(), "layer_norm: cannot normalise the last {} dims of a tensor of shape {}", k,
+                    x.shape());
   const Shape rows(x.shape().end() - k, x.shape().end());
   const bool fused = (!weight || weight.shape() == rows) && (!bias || bias.shape() == rows);
+  const bool same_dtype = (!weight || weight.dtype() == x.dtype()) && (!bias || bias.dtype() == x.dtype());
+  // The affine part in normalize's pass where weight and bias have the normalised shape (the bits of mul then
+  // add); broadcasting ones take mul and add.
+  Normalized n = fused && same_dtype ? normalize(x.value(), k, eps, weight ? weight.value() : Tensor(),
+                                                 bias ? bias.value() : Tensor())
+                                     : normalize(x.value(), k, eps);
+  Tensor y = n.affine.defined() ? n.affine : n.output;
+  n.affine = Tensor();  // the output: not kept by the backward
+  if (!fused || !same_dtype) {
+    if (weight) y = tg::mul(y, weight.value());
+    if (bias) y = tg::add(y, bias.value());
+  }
+  std::vector<int64_t> dims;
+  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
   return record("layer_norm", y, {x, weight, bias}, [x_meta = x.meta(), weight, bias, n, dims, eps, fused](
                                                         const Variable& dy, const Variable&) -> Grads {
     if (fused && !grad_mode_enabled()) {

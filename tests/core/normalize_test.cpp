@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/fast_math.h"
 #include "core/ops.h"
+#include "core/random.h"
 #include "reference.h"
 
 using namespace tg;
@@ -271,4 +272,23 @@ TEST_CASE("layer_norm_backward matches the composition, with and without weight 
                        doctest::Contains("dy (2, 3) vs x̂ (2, 4)"), ShapeError);
   CHECK_THROWS_WITH_AS(layer_norm_backward(ones({3, 4}), ones({3, 4}), ones({5, 1}), Tensor(), false),
                        doctest::Contains("rstd (5, 1) does not divide x̂ (3, 4) into rows"), ShapeError);
+}
+
+TEST_CASE("normalize's affine output has the bits of output·weight + bias as mul then add") {
+  Generator gen(9);
+  const Tensor x = randn({5, 7, 24}, f32, &gen), w = randn({24}, f32, &gen), b = randn({24}, f32, &gen);
+  const Normalized plain = normalize(x, 1, 1e-5);
+  CHECK_FALSE(plain.affine.defined());
+  auto same = [](const Tensor& p, const Tensor& q) { return p.to_vector<float>() == q.to_vector<float>(); };
+  CHECK(same(normalize(x, 1, 1e-5, w, b).affine, add(mul(plain.output, w), b)));
+  CHECK(same(normalize(x, 1, 1e-5, w, Tensor()).affine, mul(plain.output, w)));
+  CHECK(same(normalize(x, 1, 1e-5, Tensor(), b).affine, add(plain.output, b)));
+  CHECK(same(normalize(x, 1, 1e-5, w, b).output, plain.output));
+  const Tensor w2 = randn({7, 24}, f32, &gen);
+  CHECK(same(normalize(x, 2, 1e-5, w2, Tensor()).affine, mul(normalize(x, 2, 1e-5).output, w2)));
+  CHECK_THROWS_WITH_AS(normalize(x, 1, 1e-5, ones({7, 24}), Tensor()),
+                       doctest::Contains("layer_norm: weight (7, 24) f32 does not fit the normalized shape (24,) of f32"),
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(normalize(x, 1, 1e-5, Tensor(), ones({24}, f64)), doctest::Contains("layer_norm: bias (24,) f64"),
+                       ShapeError);
 }
