@@ -32,7 +32,10 @@ Variable linear(const Variable& x, const Variable& weight, const Variable& bias)
   return record("linear", y, {x, weight, bias}, [x, weight](const Variable& dy, const Variable&) -> Grads {
     Variable dx, dw;
     if (x.requires_grad()) dx = matmul(dy, weight);
-    if (weight.requires_grad()) dw = matmul(dy.reshape({-1, dy.size(-1)}).mT(), x.reshape({-1, x.size(-1)}));
+    if (weight.requires_grad()) {  // rows spelled out: a -1 cannot be inferred when in or out is 0
+      const int64_t rows = Shape(x.shape().begin(), x.shape().end() - 1).numel();
+      dw = matmul(dy.reshape({rows, dy.size(-1)}).mT(), x.reshape({rows, x.size(-1)}));
+    }
     return {dx, dw, dy};
   });
 }
