@@ -36,8 +36,11 @@ for threads in $threads_list; do
 done
 
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+# Interleaved in random order, medians of 3: run in order (every matmul size before every raw sgemm), a drift
+# of the machine's speed showed as a 20-30 % gap between the two (bench/RESULTS.md).
 "$build/bench/bench_micro" --threads 1 --benchmark_format=json --benchmark_out="$out/micro.json" \
-  --benchmark_out_format=json --benchmark_min_time=0.3 >/dev/null
+  --benchmark_out_format=json --benchmark_min_time=0.1 --benchmark_repetitions=3 \
+  --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true >/dev/null
 $py "$root/bench/torch_micro.py" --threads 1 | tee "$out/torch_micro.jsonl"
 
 epochs=3
