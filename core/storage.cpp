@@ -66,7 +66,7 @@ thread_local ListsOwner t_owner;
 [[gnu::noinline]] void make_owner() { t_owner_made = true, t_owner.made = true; }  // registers the cleanup
 
 // Large buffers (above the small classes) are whole pages from mmap, returned with munmap, except that a
-// freed one waits in a process-wide cache for a later request, up to kCacheLimit bytes in all. malloc served
+// freed one waits in a process-wide cache for a later request. malloc served
 // these from its heap once its mmap threshold had risen to the largest block freed (glibc's dynamic
 // threshold), and its heap then held about as much freed memory as the step used: peak RSS of one training
 // step of bench config M was 776 MB with 377 MB in live buffers. Mapping every buffer anew instead costs a
@@ -76,13 +76,19 @@ thread_local ListsOwner t_owner;
 // filled the cache with sizes seen once and mapped and faulted in the rest (2 epochs of the sentiment
 // ensemble: 1.4 M page faults, 3.6 s system time). But only a block the request fills to 3/4 at least: a
 // small request that takes a large block sends the next large one to mmap (up to 2x: +5 % peak RSS on L).
+// The cache holds up to the most bytes of large blocks ever in use at once plus 256 MB, so that all of a
+// step's buffers come back from it at the next step: capped at a fixed 256 MB, the part of config M's peak
+// above it was unmapped at the end of each step and faulted in again in the next one's forward (17k page
+// faults per step, a quarter of its time on this VM). Memory the process has needed once stays mapped.
 constexpr size_t kPage = 4096;
-constexpr size_t kCacheLimit = size_t(256) << 20;
+constexpr size_t kCacheSlack = size_t(256) << 20;
 struct LargeCache {
   std::mutex mutex;
   std::multimap<size_t, void*> blocks;          // free blocks: size in bytes (whole pages) -> block
   std::unordered_map<void*, size_t> oversized;  // blocks in use that are larger than their request
   size_t bytes = 0;                             // in `blocks`
+  size_t in_use = 0, peak_in_use = 0;           // bytes of the blocks handed out (now, and at most)
+  void take(size_t size) { peak_in_use = std::max(peak_in_use, in_use += size); }
 };
 LargeCache& large_cache() {
   static auto* cache = new LargeCache;  // never destroyed: storages may be freed during static destruction
@@ -98,12 +104,16 @@ void* map_large(size_t size) {
       void* p = it->second;
       if (it->first != size) c.oversized.emplace(p, it->first);
       c.bytes -= it->first;
+      c.take(it->first);
       c.blocks.erase(it);
       return p;
     }
   }
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
+  if (p == MAP_FAILED) return nullptr;
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.take(size);
+  return p;
 }
 
 // size: the request's size in whole pages; the block may be larger (see `oversized`).
@@ -112,7 +122,8 @@ void unmap_large(void* p, size_t size) {
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     if (auto it = c.oversized.find(p); it != c.oversized.end()) size = it->second, c.oversized.erase(it);
-    if (c.bytes + size <= kCacheLimit) {
+    c.in_use -= size;
+    if (c.bytes + size <= c.peak_in_use + kCacheSlack) {
       c.blocks.emplace(size, p);
       c.bytes += size;
       return;
