@@ -24,7 +24,8 @@ mkdir -p "$out"
 threads_list="1 2"; configs="S M L"
 [[ "$mode" == quick ]] && threads_list="1" && configs="S M"
 for threads in $threads_list; do
-  # Both pools (ours or OpenMP, and OpenBLAS's) get the same count, as set_num_threads does for tensorgrad.
+  # PyTorch's pools (OpenMP's and OpenBLAS's) get the count; tensorgrad takes it from --threads (its OpenBLAS
+  # runs on one thread and it splits the products over its own pool).
   export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
   for c in $configs; do
     steps=20 warmup=3

@@ -1,7 +1,7 @@
 // Matrix products on OpenBLAS. A 2-D operand whose view is a transposed contiguous matrix is passed to
 // cblas_?gemm with a transpose flag instead of being copied; batch dims broadcast as in PyTorch's matmul
-// and each batch entry is one GEMM call. Small f32 products go to our own kernel where it gives OpenBLAS's
-// bits (sgemm_small.cpp), all batch entries in one call. matmul_out writes into a given layout (attention's
+// and each batch entry is one GEMM call (large ones split by rows over the threads). Small f32 products go
+// to our own kernel where it gives OpenBLAS's bits (sgemm_small.cpp), batch entries in runs. matmul_out writes into a given layout (attention's
 // per-head results straight into (B, S, H, d) order), with the same bits per element as matmul.
 #include <cblas.h>
 
@@ -9,6 +9,7 @@
 
 #include "core/kernel_util.h"
 #include "core/ops.h"
+#include "core/parallel.h"
 #include "core/sgemm_small.h"
 
 namespace tg {
@@ -41,6 +42,18 @@ void gemm(const BlasMat& a, const BlasMat& b, int64_t a_at, int64_t b_at, T* c, 
   else
     cblas_dgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0, pa, a.ld, pb, b.ld, 0.0, c, ldc);
 }
+
+// OpenBLAS runs on one thread (core/parallel.cpp): products go over our pool, whole batch entries to the
+// threads or, with fewer entries than threads, parts of rows. A part takes at least kSplitMNK multiply-adds:
+// above OpenBLAS's small-matrix kernels (100³) and our own (256³), it takes the whole product's kernels, and
+// on SkylakeX's (and the generic cores') every element then sums its terms as in the whole product: the same
+// bits at any thread count. Haswell's kernels sum the last rows of a part otherwise (some elements differ in
+// the last bit from one thread, as they did under OpenBLAS's own threads).
+constexpr double kSplitMNK = 256.0 * 256.0 * 256.0;
+// Work of fewer multiply-adds than this per thread is not worth waking one for.
+constexpr double kThreadWork = 65536.0 * 4;
+// The entries (or parts) one thread takes at least, each of `mnk` multiply-adds.
+int64_t grain(double mnk) { return std::max<int64_t>(1, int64_t(kThreadWork / std::max(mnk, 1.0))); }
 
 // The batch dims' strides of a (batch..., rows, cols) view.
 Strides batch_strides(const Tensor& t) { return Strides(t.strides().begin(), t.strides().end() - 2); }
@@ -77,22 +90,34 @@ void batched_into(const Tensor& a, const Tensor& b, Tensor out) {
   const std::array<Strides, 3> strides = {batch_strides(ma.t), batch_strides(mb.t), batch_strides(out)};
   const int64_t ldc = M == 1 ? std::max<int64_t>(N, 1) : out.strides()[size_t(out.dim() - 2)];
   const bool ta = ma.trans == CblasTrans, tb = mb.trans == CblasTrans;
+  std::vector<int64_t> a_at, b_at, c_at;  // where each batch entry's operands and product start
+  for (std::vector<int64_t>* at : {&a_at, &b_at, &c_at}) at->reserve(size_t(batch.numel()));
+  detail::visit<3>(batch, strides, [&](const std::array<int64_t, 3>& o) {
+    a_at.push_back(o[0]), b_at.push_back(o[1]), c_at.push_back(o[2]);
+  });
+  const int64_t count = int64_t(a_at.size());
+  const double mnk = double(M) * double(N) * double(K);
   if (a.dtype() == f32 && detail::sgemm_small_matches_blas(ta, tb, M, N, K)) {
-    // One call for all entries (attention's B·H heads): their offsets first.
-    std::vector<int64_t> a_at, b_at, c_at;
-    for (std::vector<int64_t>* at : {&a_at, &b_at, &c_at}) at->reserve(size_t(batch.numel()));
-    detail::visit<3>(batch, strides, [&](const std::array<int64_t, 3>& o) {
-      a_at.push_back(o[0]), b_at.push_back(o[1]), c_at.push_back(o[2]);
+    // Attention's B·H heads in runs of entries, one run per thread.
+    parallel_for(count, grain(mnk), [&](int64_t p0, int64_t p1) {
+      detail::sgemm_small_batched(ta, tb, M, N, K, ma.t.data<float>(), ma.ld, a_at.data() + p0, mb.t.data<float>(),
+                                  mb.ld, b_at.data() + p0, out.data<float>(), c_at.data() + p0, ldc, p1 - p0);
     });
-    detail::sgemm_small_batched(ta, tb, M, N, K, ma.t.data<float>(), ma.ld, a_at.data(), mb.t.data<float>(), mb.ld,
-                                b_at.data(), out.data<float>(), c_at.data(), ldc, int64_t(a_at.size()));
     return;
   }
+  // Fewer entries than threads: each product in parts of rows, every part still above the small kernels.
+  const int64_t threads = threads_here();  // 1 in a task of parallel_tasks: whole products, its bits
+  const int64_t parts = count >= threads || mnk < 2 * kSplitMNK ? 1 : std::min({threads, int64_t(mnk / kSplitMNK), M});
+  const int64_t a_row = ta ? 1 : ma.ld;  // elements from one row of op(A) to the next
   detail::dispatch_float(a.dtype(), "matmul", [&](auto z) {
     using T = decltype(z);
     T* pc = out.data<T>();
-    detail::visit<3>(batch, strides, [&](const std::array<int64_t, 3>& o) {
-      gemm<T>(ma, mb, o[0], o[1], pc + o[2], ldc, M, N, K);
+    parallel_for(count * parts, grain(mnk / double(parts)), [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t p = i / parts, r = i % parts, m0 = M * r / parts, m1 = M * (r + 1) / parts;
+        gemm<T>(ma, mb, a_at[size_t(p)] + m0 * a_row, b_at[size_t(p)], pc + c_at[size_t(p)] + m0 * ldc, ldc, m1 - m0,
+                N, K);
+      }
     });
   });
 }

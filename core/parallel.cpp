@@ -1,5 +1,7 @@
-// A small thread pool for our kernels. Workers sleep on a condition variable between jobs (no spinning),
-// so they do not compete with OpenBLAS's own threads; set_num_threads sizes both pools together.
+// A small thread pool for our kernels and our matrix products. Workers sleep on a condition variable between
+// jobs (no spinning). OpenBLAS runs on the calling thread only: its own pool spun with sched_yield between
+// GEMMs and took the core our workers needed (config S with 2 threads: 12.0 ms per step against 8.2 ms with
+// one, 60 % of its profile in sched_yield and the VM's kernel), so linalg.cpp splits products over this pool.
 #include "core/parallel.h"
 
 #include <cblas.h>
@@ -76,6 +78,8 @@ class Pool {
 };
 
 int default_threads() { return std::max(1, int(std::thread::hardware_concurrency())); }
+// Set at load, before any product: OpenBLAS starts with as many threads as cores (or OPENBLAS_NUM_THREADS).
+const bool g_blas_on_one_thread = (openblas_set_num_threads(1), true);
 std::atomic<int> g_threads = default_threads();  // written under g_pool_mu, read anywhere
 thread_local bool t_in_parallel = false;
 std::mutex g_pool_mu;  // one parallel region at a time; others run serially
@@ -95,10 +99,11 @@ void set_num_threads(int n) {
   std::lock_guard lock(g_pool_mu);
   g_threads = n;
   pool().resize(n);
-  openblas_set_num_threads(n);
 }
 
 int get_num_threads() { return g_threads; }
+
+int threads_here() { return t_in_parallel ? 1 : g_threads.load(); }
 
 void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
   if (n <= 0) return;
@@ -131,9 +136,6 @@ void parallel_tasks(int64_t n, const std::function<void(int64_t)>& task) {
   // times either way, but tasks of unequal length balance. Which thread runs a task changes no result.
   std::atomic<int64_t> next = 0;
   std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
-  // OpenBLAS's own threads would take the cores these tasks run on (and spin there between tiny GEMMs).
-  const int blas_threads = openblas_get_num_threads();
-  openblas_set_num_threads(1);
   t_in_parallel = true;
   pool().run(int(threads), [&](int) {
     bool outer = t_in_parallel;
@@ -148,13 +150,12 @@ void parallel_tasks(int64_t n, const std::function<void(int64_t)>& task) {
     t_in_parallel = outer;
   });
   t_in_parallel = false;
-  openblas_set_num_threads(blas_threads);
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
 }
 
 BlasInfo blas_info() {
-  BlasInfo b{"OpenBLAS", openblas_get_config(), openblas_get_corename(), openblas_get_num_threads(), "", ""};
+  BlasInfo b{"OpenBLAS", openblas_get_config(), openblas_get_corename(), get_num_threads(), "", ""};
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) b.suggested_core = "SkylakeX";
   else if (__builtin_cpu_supports("avx2")) b.suggested_core = "Haswell";

@@ -1,6 +1,7 @@
 #pragma once
-// Threads: one small pool of our own for large elementwise and reduction kernels, sized together with
-// OpenBLAS's pool so that the two never run more threads than asked for.
+// Threads: one small pool of our own for large elementwise and reduction kernels and for matrix products,
+// which it splits itself: OpenBLAS runs on one thread (set when tensorgrad loads), so that two pools never
+// run more threads than asked for.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -9,10 +10,14 @@ namespace tg {
 
 /// The most threads set_num_threads accepts (far above any core count; the pool starts them all at once).
 inline constexpr int kMaxThreads = 1024;
-/// Sets the thread count of tensorgrad's kernels and of OpenBLAS together (1 <= n <= kMaxThreads, else
-/// ValueError).
+/// Sets the thread count of tensorgrad's kernels and matrix products (1 <= n <= kMaxThreads, else
+/// ValueError). Products are split so that each element is computed as on one thread (on OpenBLAS's SkylakeX
+/// and generic kernels; see core/linalg.cpp).
 void set_num_threads(int n);
 int get_num_threads();
+/// The threads a parallel_for started here may run on: 1 inside a parallel region (one runs serially
+/// there), else get_num_threads().
+int threads_here();
 
 /// parallel_for's general case: chunks on the pool, or f(0, n) when the pool is busy or has one thread.
 void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
@@ -27,7 +32,7 @@ void parallel_for(int64_t n, int64_t grain, F&& f) {
 }
 
 /// Runs task(0) .. task(n - 1), up to get_num_threads() of them at once on the pool: each task on one
-/// thread, its kernels serial and its BLAS calls single-threaded, so a task computes the same bits whatever
+/// thread, its kernels and products serial, so a task computes the same bits whatever
 /// the thread count. Tasks are taken in index order by whichever thread is free, so they must not depend on
 /// each other. An exception from a task is rethrown once all have run (the lowest task's). Serial, in
 /// order, with one thread, one task, inside another parallel region, or while another thread holds the pool.
@@ -38,7 +43,7 @@ void parallel_tasks(int64_t n, const std::function<void(int64_t)>& task);
 /// AVX2/AVX-512 (Debian's OpenBLAS 0.3.21 does so on recent Xeons: several times slower GEMMs).
 struct BlasInfo {
   std::string library, config, core;
-  int threads = 1;
+  int threads = 1;  ///< the threads products run on: get_num_threads() (OpenBLAS's own pool has one)
   std::string suggested_core;  ///< "SkylakeX" (AVX-512), "Haswell" (AVX2) or "" (nothing better known)
   std::string warning;         ///< empty when the core in use is fine
 };
