@@ -38,9 +38,11 @@ done
 
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 # Interleaved in random order, medians of 3: run in order (every matmul size before every raw sgemm), a drift
-# of the machine's speed showed as a 20-30 % gap between the two (bench/RESULTS.md).
+# of the machine's speed showed as a 20-30 % gap between the two (bench/RESULTS.md). Each warms up first, as
+# torch_micro.py's timed() does: without, cross_entropy's (4096, 5000) ran one timed call and that call's
+# first page faults of its 82 MB buffers (300 ms instead of 60-80).
 "$build/bench/bench_micro" --threads 1 --benchmark_format=json --benchmark_out="$out/micro.json" \
-  --benchmark_out_format=json --benchmark_min_time=0.1 --benchmark_repetitions=3 \
+  --benchmark_out_format=json --benchmark_min_time=0.1 --benchmark_min_warmup_time=0.1 --benchmark_repetitions=3 \
   --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true >/dev/null
 $py "$root/bench/torch_micro.py" --threads 1 | tee "$out/torch_micro.jsonl"
 

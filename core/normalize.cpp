@@ -105,10 +105,7 @@ void softmax_f32(const float* in, float* out, int64_t n) {
 }
 
 void log_softmax_f32(const float* in, float* out, int64_t n) {
-  const float m = fold8(n, -INFINITY, MaxOf{in});
-  const float sum = std::isfinite(m) ? sum8(n, [in, m](int64_t j) { return detail::exp_f32(in[j] - m); }) : 0.0f;
-  const float ls = std::log(sum);
-  for (int64_t j = 0; j < n; ++j) out[j] = (in[j] - m) - ls;
+  if (!detail::log_softmax_f32_avx512(in, out, n)) detail::log_softmax_f32_portable(in, out, n);
 }
 
 template <class T>
@@ -127,6 +124,13 @@ void softmax_line(const T* in, T* out, int64_t n, int64_t s) {
 }
 
 }  // namespace
+
+void detail::log_softmax_f32_portable(const float* in, float* out, int64_t n) {
+  const float m = fold8(n, -INFINITY, MaxOf{in});
+  const float sum = std::isfinite(m) ? sum8(n, [in, m](int64_t j) { return detail::exp_f32(in[j] - m); }) : 0.0f;
+  const float ls = std::log(sum);
+  for (int64_t j = 0; j < n; ++j) out[j] = (in[j] - m) - ls;
+}
 
 void detail::softmax_f32_portable(const float* in, float* out, int64_t n) {
   const float m = fold8(n, -INFINITY, MaxOf{in});

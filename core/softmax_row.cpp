@@ -1,4 +1,4 @@
-// The f32 softmax line, forward and backward, on 16 lanes of AVX-512. The portable lines in normalize.cpp are
+// The f32 softmax line, forward and backward, and log_softmax's, on 16 lanes of AVX-512. The portable lines in normalize.cpp are
 // built for the baseline x86-64 (4 lanes of SSE), where attention's softmax over rows of 25-32 scores took
 // 7 % of a training step (bench_step S, perf); building them for AVX-512 with target_clones was tried and was
 // slower (the fold8 helpers stopped inlining, RESULTS.md). These are the same operations written out on
@@ -134,7 +134,45 @@ TG_AVX512 void softmax_backward_line(const float* g, const float* p, float* out,
   }
 }
 
+// Lanes 8..15 of v.
+TG_AVX512 inline __m256 high_half(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
+
+// log_softmax_f32's line (normalize.cpp): the max, then each exp_f32(x - max) added into sum8's lanes as it
+// is made (blocks of 16 as two blocks of 8, the tail from +0 in order), then (x - max) - log Σ. Nothing is
+// stored before the last pass, so in may be out. False, writing nothing, when the max is not finite.
+TG_AVX512 bool log_softmax_line(const float* in, float* out, int64_t n) {
+  const __m512 minus_inf = _mm512_set1_ps(-__builtin_inff());
+  __m512 mx = minus_inf;
+  for (int64_t j = 0; j < n; j += 16) mx = _mm512_max_ps(_mm512_mask_loadu_ps(minus_inf, tail_mask(n - j), in + j), mx);
+  const float m = _mm512_reduce_max_ps(mx);
+  if (!__builtin_isfinite(m)) return false;
+  const __m512 vm = _mm512_set1_ps(m);
+  __m256 acc = _mm256_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(in + j), vm));
+    acc = _mm256_add_ps(_mm256_add_ps(acc, _mm512_castps512_ps256(e)), high_half(e));
+  }
+  alignas(64) float tail[16];
+  _mm512_store_ps(tail, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail_mask(n - j), in + j), vm)));
+  int64_t t = 0;
+  if (n - j >= 8) acc = _mm256_add_ps(acc, _mm256_load_ps(tail)), t = 8;
+  float r = 0.0f;
+  for (; j + t < n; ++t) r += tail[t];
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, acc);
+  for (float lane : lanes) r += lane;
+  const __m512 shift = _mm512_set1_ps(__builtin_logf(r));
+  for (j = 0; j < n; j += 16) {
+    const __mmask16 k = tail_mask(n - j);
+    _mm512_mask_storeu_ps(out + j, k, _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, in + j), vm), shift));
+  }
+  return true;
+}
+
 }  // namespace
+
+bool log_softmax_f32_avx512(const float* in, float* out, int64_t n) { return has_avx512() && log_softmax_line(in, out, n); }
 
 bool softmax_f32_avx512(const float* in, float* out, int64_t n) { return has_avx512() && softmax_line(Line{in}, out, n); }
 

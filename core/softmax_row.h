@@ -18,8 +18,14 @@ bool masked_softmax_f32_avx512(const float* in, const bool* blocked, float* out,
 /// out may be g or p. Returns false, writing nothing, on a CPU without AVX-512.
 bool softmax_backward_f32_avx512(const float* g, const float* p, float* out, int64_t n);
 
-/// The portable lines (normalize.cpp) that the two above stand in for, and that run where they return false.
+/// log_softmax of the contiguous f32 line in[0, n) into out (which may be in) with the bits of normalize.cpp's
+/// log_softmax_f32: (x - max) - log Σ exp_f32(x - max), Σ in its 8 lanes. Returns false, writing nothing,
+/// where that line must run instead: on a CPU without AVX-512, or when the line's max is not finite.
+bool log_softmax_f32_avx512(const float* in, float* out, int64_t n);
+
+/// The portable lines (normalize.cpp) that the ones above stand in for, and that run where they return false.
 void softmax_f32_portable(const float* in, float* out, int64_t n);
+void log_softmax_f32_portable(const float* in, float* out, int64_t n);
 void softmax_backward_f32_portable(const float* g, const float* p, float* out, int64_t n);
 
 }  // namespace tg::detail

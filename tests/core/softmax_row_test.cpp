@@ -1,4 +1,4 @@
-// The AVX-512 softmax lines against the portable ones, bit for bit, and masked_softmax against the
+// The AVX-512 softmax and log_softmax lines against the portable ones, bit for bit, and masked_softmax against the
 // masked_fill + softmax it replaces in attention: every published result was computed by the portable lines
 // and the two ops, so these must not move a bit.
 #include <doctest/doctest.h>
@@ -87,6 +87,32 @@ TEST_CASE("the AVX-512 softmax lines give the portable lines' bits") {
   detail::softmax_f32_portable(x.data(), want.data(), 37);
   REQUIRE(detail::softmax_f32_avx512(x.data(), x.data(), 37));
   CHECK(same_bits(want, x));
+}
+
+TEST_CASE("the AVX-512 log_softmax line gives the portable line's bits, also in place") {
+  std::vector<float> probe(1, 0.0f);
+  if (!detail::log_softmax_f32_avx512(probe.data(), probe.data(), 1)) {
+    MESSAGE("no AVX-512 on this CPU: the portable line runs, nothing to compare");
+    return;
+  }
+  std::mt19937 gen(5);
+  for (int64_t n = 1; n <= 200; ++n)
+    for (int round = 0; round < 20; ++round) {
+      CAPTURE(n);
+      CAPTURE(round);
+      std::vector<float> x = line(gen, n, round % 2 == 1), want(static_cast<size_t>(n)), got(want.size(), 9.0f);
+      detail::log_softmax_f32_portable(x.data(), want.data(), n);
+      if (!detail::log_softmax_f32_avx512(x.data(), got.data(), n)) {  // max ±inf or all NaN: the portable line
+        const bool finite_max = std::any_of(x.begin(), x.end(), [](float v) { return std::isfinite(v); }) &&
+                                std::count(x.begin(), x.end(), INFINITY) == 0;
+        CHECK_FALSE(finite_max);
+        CHECK(got == std::vector<float>(want.size(), 9.0f));  // nothing written
+        continue;
+      }
+      CHECK(same_bits(want, got));
+      REQUIRE(detail::log_softmax_f32_avx512(x.data(), x.data(), n));
+      CHECK(same_bits(want, x));
+    }
 }
 
 TEST_CASE("masked_softmax gives the bits of masked_fill(-inf) then softmax, in f32 and f64") {
