@@ -9,7 +9,7 @@ bash "$root/tools/install-deps.sh"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j2 --target sentiment
 bin="$build/examples/sentiment/sentiment"
-# Debian's OpenBLAS 0.3.21 does not recognise recent CPUs and falls back to slow generic kernels: ask the
+# Debian's OpenBLAS 0.3.21 does not recognise recent CPUs and falls back to slower kernels: ask the
 # program which core this CPU should use (it checks the choice against a plain product at start-up).
 if [[ -z "${OPENBLAS_CORETYPE:-}" ]]; then
   core="$("$bin" blas --suggest)"

@@ -114,6 +114,15 @@ expect 0 "dull film" predict --model run <crlf.txt
 expect 0 "threads: 2" blas --threads 2
 cores=$(getconf _NPROCESSORS_ONLN)
 expect 0 "warning: --threads $((cores + 1)) is more than the $cores cores" blas --threads $((cores + 1))
+# On a CPU with AVX-512, OpenBLAS's AVX2 (Haswell) kernels are a fallback (the one 0.3.21 chose on AMD EPYCs
+# of family 26, at half of SkylakeX's speed): a warning, and --suggest names SkylakeX; on SkylakeX, neither.
+if grep -qw avx512f /proc/cpuinfo; then
+  OPENBLAS_CORETYPE=Haswell expect 0 "warning: OpenBLAS chose its Haswell kernels on a CPU with AVX-512" blas
+  [[ $(OPENBLAS_CORETYPE=Haswell "$bin" blas --suggest) == SkylakeX ]] || fail "blas --suggest on Haswell's kernels"
+  OPENBLAS_CORETYPE=SkylakeX expect 0 "kernel core: SkylakeX" blas
+  ! grep -q "warning" out.txt err.txt || fail "blas warned on SkylakeX's kernels"
+  [[ -z $(OPENBLAS_CORETYPE=SkylakeX "$bin" blas --suggest) ]] || fail "blas --suggest on SkylakeX's kernels"
+fi
 # Longer than max_len (12): predict and attend say that the model reads only the first 12 tokens.
 long="$(printf 'great %.0s' $(seq 20))"
 expect 0 "predict: sentence 1 of 1 has 20 tokens; the model reads the first 12" predict --model run "$long"
