@@ -145,6 +145,10 @@ void detail::softmax_backward_f32_portable(const float* g, const float* p, float
   for (int64_t j = 0; j < n; ++j) out[j] = p[j] * (g[j] - dot);
 }
 
+void detail::softmax_backward_f32(const float* g, const float* p, float* out, int64_t n) {
+  if (!softmax_backward_f32_avx512(g, p, out, n)) softmax_backward_f32_portable(g, p, out, n);
+}
+
 Tensor softmax(const Tensor& x, int64_t dim) {
   return along<1>({x}, dim, "softmax", [](const auto& in, auto* out, int64_t n, int64_t s) {
     softmax_line(in[0], out, n, s);
@@ -213,10 +217,7 @@ Tensor softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim) {
     using T = std::remove_cv_t<std::remove_reference_t<decltype(*out)>>;
     const T *g = in[0], *p = in[1];
     if constexpr (is_f32<T>)
-      if (s == 1) {
-        if (!detail::softmax_backward_f32_avx512(g, p, out, n)) detail::softmax_backward_f32_portable(g, p, out, n);
-        return;
-      }
+      if (s == 1) return detail::softmax_backward_f32(g, p, out, n);
     double dot = 0;
     for (int64_t j = 0; j < n; ++j) dot += double(g[j * s]) * double(p[j * s]);
     for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(p[j * s]) * (double(g[j * s]) - dot));

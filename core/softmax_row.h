@@ -28,4 +28,7 @@ void softmax_f32_portable(const float* in, float* out, int64_t n);
 void log_softmax_f32_portable(const float* in, float* out, int64_t n);
 void softmax_backward_f32_portable(const float* g, const float* p, float* out, int64_t n);
 
+/// softmax's gradient on a contiguous f32 line, on AVX-512 where the CPU has it, else the portable line.
+void softmax_backward_f32(const float* g, const float* p, float* out, int64_t n);
+
 }  // namespace tg::detail
