@@ -38,9 +38,9 @@ Grads BackwardFn::operator()(const Variable& dy, const Variable& y) const { retu
 
 namespace {
 
-// Sums g over the dims that broadcasting added or stretched, giving `shape`.
-Variable unbroadcast(Variable g, const Shape& shape, const char* op) {
-  if (g.shape() == shape) return g;
+// Sums g over the dims that broadcasting added or stretched, giving `shape`. Called only when the shapes
+// differ: a gradient that fits (nearly all) is not moved through here.
+Variable unbroadcast(const Variable& g, const Shape& shape, const char* op) {
   check<ShapeError>(g.dim() >= int64_t(shape.size()), "{} backward: gradient of shape {} does not fit input {}", op,
                     g.shape(), shape);
   std::vector<int64_t> dims;
@@ -54,7 +54,10 @@ Variable unbroadcast(Variable g, const Shape& shape, const char* op) {
   return r;
 }
 
-void accumulate(Variable& slot, Variable g) { slot = slot.defined() ? slot + g : std::move(g); }
+void accumulate(Variable& slot, Variable&& g) {
+  if (slot.defined()) slot = slot + g;
+  else slot = std::move(g);
+}
 
 // The nodes behind the roots, latest first, each told its slot (its index here). Every edge leads from a node to
 // one recorded before it (an op's inputs exist when it is recorded, and a record's grad_fn never changes), so
@@ -94,6 +97,12 @@ void check_saved(const Node& n) {
                     "backward of {}: its output was modified in place after the op was recorded", n.name);
 }
 
+// An op's backward with the anomaly checks off for the ops inside it (see input_grads).
+Grads backward_unchecked(const Node& n, const Variable& dy, const Variable& y) {
+  AnomalyGuard off(false);
+  return n.backward(dy, y);
+}
+
 // Runs an op's backward, then checks and un-broadcasts its input gradients. Under AnomalyGuard the ops
 // inside the backward are not checked one by one: an inf there (sqrt's dy/2y at 0, say) would be blamed on
 // the div that computed it, where the user needs to hear "backward of sqrt"; the results are checked below.
@@ -103,17 +112,13 @@ Grads input_grads(Node& n, const Variable& dy, bool create_graph) {
                      : create_graph            ? Variable(n.output_value, n.output.lock())
                                                : Variable(n.output_value);
   const bool anomaly = anomaly_mode_enabled();
-  Grads g;
-  {
-    AnomalyGuard off(false);
-    g = n.backward(dy, y);
-  }
+  Grads g = anomaly ? backward_unchecked(n, dy, y) : n.backward(dy, y);
   check<Error>(g.size() == n.inputs.size(), "backward of {}: returned {} gradients for {} inputs", n.name, g.size(),
                n.inputs.size());
   for (size_t i = 0; i < g.size(); ++i) {
     const Edge& e = n.inputs[i];
     if (!e.meta || !g[i].defined()) continue;
-    g[i] = unbroadcast(std::move(g[i]), e.shape, n.name);
+    if (g[i].shape() != e.shape) g[i] = unbroadcast(g[i], e.shape, n.name);
     check<DTypeError>(g[i].dtype() == e.dtype, "backward of {}: gradient dtype {} for input of dtype {}", n.name,
                       g[i].dtype(), e.dtype);
     if (anomaly)
@@ -130,7 +135,7 @@ struct Sink {
 
   void leaf(const std::shared_ptr<AutogradMeta>& m, const Variable& g) const {
     if (captured) {
-      if (auto it = captured->find(m.get()); it != captured->end()) accumulate(it->second, g);
+      if (auto it = captured->find(m.get()); it != captured->end()) accumulate(it->second, Variable(g));
       return;
     }
     if (!m->requires_grad) return;
@@ -157,7 +162,8 @@ void run(const std::vector<Variable>& roots, const std::vector<Variable>& root_g
   const std::vector<std::shared_ptr<Node>> nodes = collect(roots);
   std::vector<Variable> buffer(nodes.size());  // by slot: the gradient summed so far (undefined: none yet)
   for (size_t i = 0; i < roots.size(); ++i) {
-    if (const Node* n = roots[i].meta() ? roots[i].meta()->grad_fn.get() : nullptr) accumulate(buffer[n->slot], root_grads[i]);
+    if (const Node* n = roots[i].meta() ? roots[i].meta()->grad_fn.get() : nullptr)
+      accumulate(buffer[n->slot], Variable(root_grads[i]));
     else if (roots[i].requires_grad()) sink.leaf(roots[i].meta(), root_grads[i]);
   }
   GradModeGuard mode(sink.create_graph);
