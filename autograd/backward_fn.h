@@ -8,20 +8,16 @@
 #include <new>
 #include <type_traits>
 #include <utility>
-#include <vector>
-
-#include "core/pool.h"
 
 namespace tg {
 
 class Variable;
-/// Gradients an op's backward returns, one per input (undefined = no gradient for that input). A vector
-/// from the small-block pool: every backward step returns one.
-using Grads = std::vector<Variable, PoolAllocator<Variable>>;
+class Grads;  // the gradients a backward returns, one per input (variable.h)
 
 /// Computes input gradients from the output gradient dy and the output y (y's value is present only
 /// when the op asked to keep it). Written with differentiable functions, so create_graph can record it.
-/// Holds any callable `Grads(const Variable& dy, const Variable& y)`; movable, not copyable.
+/// Holds any callable `Grads(const Variable& dy, const Variable& y)` (returning Grads itself); movable, not
+/// copyable.
 class BackwardFn {
  public:
   static constexpr size_t kInline = 384;  // two Variables and a few scalars
@@ -29,8 +25,8 @@ class BackwardFn {
   BackwardFn() = default;
   BackwardFn(std::nullptr_t) {}
   template <class F>
-    requires(!std::is_same_v<std::decay_t<F>, BackwardFn> && std::is_invocable_r_v<Grads, std::decay_t<F>&,
-                                                                                     const Variable&, const Variable&>)
+    requires(!std::is_same_v<std::decay_t<F>, BackwardFn> &&
+             std::is_same_v<std::invoke_result_t<std::decay_t<F>&, const Variable&, const Variable&>, Grads>)
   BackwardFn(F&& f) {
     using C = std::decay_t<F>;
     if constexpr (sizeof(C) <= kInline && alignof(C) <= alignof(std::max_align_t)) {
@@ -62,6 +58,7 @@ class BackwardFn {
 
  private:
   // What the closure's type knows: how to call, move (into raw storage, destroying the source) and destroy it.
+  // The calls' return types are deduced (the closure's Grads), as Grads is defined after this (variable.h).
   struct Ops {
     Grads (*call)(void* closure, const Variable& dy, const Variable& y);
     void (*move)(void* from, void* to) noexcept;
@@ -69,7 +66,7 @@ class BackwardFn {
   };
   template <class C>
   static constexpr Ops kInlineOps = {
-      [](void* c, const Variable& dy, const Variable& y) -> Grads { return (*static_cast<C*>(c))(dy, y); },
+      [](void* c, const Variable& dy, const Variable& y) { return (*static_cast<C*>(c))(dy, y); },
       [](void* from, void* to) noexcept {
         new (to) C(std::move(*static_cast<C*>(from)));
         static_cast<C*>(from)->~C();
@@ -77,7 +74,7 @@ class BackwardFn {
       [](void* c) noexcept { static_cast<C*>(c)->~C(); }};
   template <class C>  // the buffer holds a C*
   static constexpr Ops kHeapOps = {
-      [](void* c, const Variable& dy, const Variable& y) -> Grads { return (**static_cast<C**>(c))(dy, y); },
+      [](void* c, const Variable& dy, const Variable& y) { return (**static_cast<C**>(c))(dy, y); },
       [](void* from, void* to) noexcept { *static_cast<C**>(to) = *static_cast<C**>(from); },
       [](void* c) noexcept { delete *static_cast<C**>(c); }};
 
