@@ -9,10 +9,14 @@
 #include <type_traits>
 #include <utility>
 
+#include "autograd/small_vector.h"
+
 namespace tg {
 
 class Variable;
-class Grads;  // the gradients a backward returns, one per input (variable.h)
+/// Gradients an op's backward returns, one per input (undefined = no gradient for that input), written
+/// `return {dx}` or `return {da, db}`: up to three in place, each built straight from its expression.
+using Grads = SmallVector<Variable, 3>;
 
 /// Computes input gradients from the output gradient dy and the output y (y's value is present only
 /// when the op asked to keep it). Written with differentiable functions, so create_graph can record it.
@@ -58,7 +62,7 @@ class BackwardFn {
 
  private:
   // What the closure's type knows: how to call, move (into raw storage, destroying the source) and destroy it.
-  // The calls' return types are deduced (the closure's Grads), as Grads is defined after this (variable.h).
+  // The calls' return types are deduced (the closure's Grads): Variable, and so Grads, is incomplete here.
   struct Ops {
     Grads (*call)(void* closure, const Variable& dy, const Variable& y);
     void (*move)(void* from, void* to) noexcept;

@@ -5,14 +5,11 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
-#include <new>
 #include <string>
-#include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "autograd/backward_fn.h"
-#include "core/pool.h"
+#include "autograd/small_vector.h"
 #include "core/tensor.h"
 
 namespace tg {
@@ -99,79 +96,6 @@ class Variable {
   std::shared_ptr<AutogradMeta> meta_;  // null for constants that never required grad
 };
 
-/// Gradients an op's backward returns, one per input (undefined = no gradient for that input), written
-/// `return {dx}` or `return {da, db}`. Up to kInline of them sit in place (every op but cat), each built
-/// straight from its expression: the std::vector this was copied every gradient once more out of its
-/// initializer list, and took a pool block per backward step. More than kInline go to one pool block.
-class Grads {
- public:
-  static constexpr size_t kInline = 3;
-
-  Grads() = default;
-  template <class... V>
-    requires(sizeof...(V) > 0 && (std::is_convertible_v<V&&, Variable> && ...))
-  Grads(V&&... grads) {
-    reserve(sizeof...(V));
-    (emplace_back(std::forward<V>(grads)), ...);
-  }
-  Grads(const Grads& other) {
-    reserve(other.size_);
-    for (const Variable& g : other) emplace_back(g);
-  }
-  Grads(Grads&& other) noexcept { take(other); }
-  Grads& operator=(Grads other) noexcept {
-    destroy(), take(other);
-    return *this;
-  }
-  ~Grads() { destroy(); }
-
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  Variable& operator[](size_t i) { return data_[i]; }
-  const Variable& operator[](size_t i) const { return data_[i]; }
-  Variable* begin() { return data_; }
-  Variable* end() { return data_ + size_; }
-  const Variable* begin() const { return data_; }
-  const Variable* end() const { return data_ + size_; }
-  void push_back(Variable g) { emplace_back(std::move(g)); }
-
- private:
-  Variable* local() { return reinterpret_cast<Variable*>(local_); }
-  template <class V>
-  void emplace_back(V&& g) {
-    if (size_ == capacity_) reserve(2 * capacity_);
-    new (data_ + size_) Variable(std::forward<V>(g));
-    ++size_;
-  }
-  void reserve(size_t n) {
-    if (n <= capacity_) return;
-    auto* p = static_cast<Variable*>(pool_allocate(n * sizeof(Variable)));
-    for (size_t i = 0; i < size_; ++i) new (p + i) Variable(std::move(data_[i])), data_[i].~Variable();
-    if (data_ != local()) pool_deallocate(data_, capacity_ * sizeof(Variable));
-    data_ = p, capacity_ = n;
-  }
-  void take(Grads& other) noexcept {  // *this is empty and local; leaves `other` so
-    if (other.data_ != other.local()) {
-      data_ = other.data_, size_ = other.size_, capacity_ = other.capacity_;
-    } else {
-      for (size_t i = 0; i < other.size_; ++i)
-        new (data_ + i) Variable(std::move(other.data_[i])), other.data_[i].~Variable();
-      size_ = other.size_;
-    }
-    other.data_ = other.local(), other.size_ = 0, other.capacity_ = kInline;
-  }
-  void destroy() noexcept {  // leaves *this empty and local
-    for (size_t i = 0; i < size_; ++i) data_[i].~Variable();
-    if (data_ != local()) pool_deallocate(data_, capacity_ * sizeof(Variable));
-    data_ = local(), size_ = 0, capacity_ = kInline;
-  }
-
-  Variable* data_ = local();
-  size_t size_ = 0;
-  size_t capacity_ = kInline;
-  alignas(Variable) unsigned char local_[kInline * sizeof(Variable)];
-};
-
 /// One input of a recorded op: its autograd record (null when it needs no gradient), the shape and dtype its
 /// gradient must have, and, when the op's backward captures anything (it may read the input's value), a
 /// handle on its storage's version and that version at record time, to catch an in-place write before backward.
@@ -183,8 +107,8 @@ struct Edge {
   uint64_t version = 0;
 };
 
-/// A node's input edges, from the small-block pool (one vector per recorded op).
-using Edges = std::vector<Edge, PoolAllocator<Edge>>;
+/// A node's input edges: up to two (every op but a few) inside the node, more in a pool block.
+using Edges = SmallVector<Edge, 2>;
 
 /// One recorded op: its backward, its inputs' autograd records, and what the engine needs to check.
 struct Node {
