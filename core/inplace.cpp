@@ -22,8 +22,11 @@ void update3(Tensor& dst, const Tensor& a, const Tensor& b, F f) {
   const Shape& s = dst.shape();
   // Flat when a and b are laid out as dst or are one element (the optimizers' m.mul_(β)); each step (0 or 1)
   // is a compile-time constant, so that the loop vectorises.
+  // Each operand's shape is compared once (add_ and mul_ pass theirs twice): on small tensors these compares
+  // were half of an update.
   auto full = [&](const Tensor& t) { return t.is_contiguous() && t.shape() == s; };
-  if (dst.is_contiguous() && (full(a) || a.numel() == 1) && (full(b) || b.numel() == 1)) {
+  const bool a_full = full(a), b_full = &b == &a ? a_full : full(b);
+  if (dst.is_contiguous() && (a_full || a.numel() == 1) && (b_full || b.numel() == 1)) {
     auto loop = [&](auto a_step, auto b_step) {
       parallel_for(dst.numel(), 1 << 15, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) pd[i] = f(pd[i], pa[i * a_step], pb[i * b_step]);
@@ -31,8 +34,8 @@ void update3(Tensor& dst, const Tensor& a, const Tensor& b, F f) {
     };
     const std::integral_constant<int64_t, 0> zero;
     const std::integral_constant<int64_t, 1> one;
-    if (full(a)) full(b) ? loop(one, one) : loop(one, zero);
-    else full(b) ? loop(zero, one) : loop(zero, zero);
+    if (a_full) b_full ? loop(one, one) : loop(one, zero);
+    else b_full ? loop(zero, one) : loop(zero, zero);
     return;
   }
   detail::visit<3>(s, {dst.strides(), detail::broadcast_strides(a, s), detail::broadcast_strides(b, s)},
