@@ -15,20 +15,26 @@ void check_representable(double value, DType t, const char* op) {
 }
 
 namespace detail {
-int64_t numel_for(const Shape& shape, const char* op) {
+namespace {
+// contiguous_layout(shape), its ValueError prefixed with `op` (numel_for's).
+ContiguousLayout layout_for(const Shape& shape, const char* op) {
   try {
-    return shape.numel();  // validates sizes and overflow
+    return contiguous_layout(shape);  // validates sizes and overflow
   } catch (const ValueError& e) {
     throw ValueError(fmt::format("{}: {}", op, e.what()));
   }
 }
+}  // namespace
+
+int64_t numel_for(const Shape& shape, const char* op) { return layout_for(shape, op).numel; }
 
 Tensor empty_for(const Shape& shape, DType dtype, const char* op) {
   int64_t bytes = 0;
-  const int64_t numel = numel_for(shape, op);
-  check<ValueError>(!__builtin_mul_overflow(numel, dtype_size(dtype), &bytes), "{}: shape {} is too large", op, shape);
+  ContiguousLayout layout = layout_for(shape, op);
+  check<ValueError>(!__builtin_mul_overflow(layout.numel, dtype_size(dtype), &bytes), "{}: shape {} is too large", op,
+                    shape);
   try {
-    return Tensor(Storage::make(bytes), shape, numel, dtype);
+    return Tensor(Storage::make(bytes), shape, std::move(layout), dtype);
   } catch (const std::bad_alloc&) {  // said as PyTorch says it, with the size: a bare std::bad_alloc named nothing
     throw Error(fmt::format("{}: cannot allocate {} bytes for shape {} of {}: out of memory", op, bytes, shape, dtype));
   }

@@ -75,6 +75,22 @@ Strides contiguous_strides(const Shape& shape) {
   return st;
 }
 
+ContiguousLayout contiguous_layout(const Shape& shape) {
+  // The strides start as a copy of the shape (a fixed-size copy, not a fill loop), then are overwritten.
+  ContiguousLayout layout{shape, 1};
+  int64_t span = 1;  // as in numel(): the product of the sizes, zeros counted as 1 (here from dim i on)
+  for (size_t i = shape.size(); i-- > 0;) {
+    const int64_t s = shape[i];
+    layout.strides[i] = span;
+    // A negative size or an overflow (of the whole product, whatever the order) is found again by numel(),
+    // which throws its ValueError in its own order of checks.
+    if (s < 0 || __builtin_mul_overflow(span, std::max<int64_t>(s, 1), &span)) [[unlikely]]
+      return {{}, shape.numel()};
+    layout.numel *= s;
+  }
+  return layout;
+}
+
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   size_t n = std::max(a.size(), b.size());
   Shape out(n);

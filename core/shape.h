@@ -134,6 +134,14 @@ using Strides = Dims;
 
 /// Row-major strides (in elements) of a contiguous tensor of this shape.
 Strides contiguous_strides(const Shape& shape);
+/// What a new contiguous tensor needs of its shape: its row-major strides and its element count.
+struct ContiguousLayout {
+  Strides strides;
+  int64_t numel = 0;
+};
+/// contiguous_strides and Shape::numel (with its ValueErrors) in one pass over the shape: every new tensor
+/// needs both, and on small tensors (several per op) the two passes and their calls added up.
+ContiguousLayout contiguous_layout(const Shape& shape);
 /// NumPy broadcasting of two shapes; throws ShapeError naming `op` and both shapes when they do not fit.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 /// Maps a possibly negative dim into [0, ndim); throws IndexError naming `op` when out of range.

@@ -218,11 +218,12 @@ class Tensor {
 
  private:
   [[noreturn]] void data_error(DType want) const;  // data<T>()'s Error for an undefined tensor or a wrong T
-  // empty()'s tensor: contiguous over all of `storage`, with the element count empty() has checked, so that
-  // each new tensor (several per op on small tensors) does not walk its shape twice more.
+  // empty()'s tensor: contiguous over all of `storage`, with the strides and element count empty() has worked
+  // out and checked in one pass, so that each new tensor (several per op on small tensors) does not walk its
+  // shape again.
   friend Tensor detail::empty_for(const Shape& shape, DType dtype, const char* op);
-  Tensor(StoragePtr storage, const Shape& shape, int64_t numel, DType dtype)
-      : storage_(std::move(storage)), shape_(shape), strides_(contiguous_strides(shape)), numel_(numel),
+  Tensor(StoragePtr storage, const Shape& shape, ContiguousLayout&& layout, DType dtype)
+      : storage_(std::move(storage)), shape_(shape), strides_(std::move(layout.strides)), numel_(layout.numel),
         dtype_(dtype) {}
 
   StoragePtr storage_;
