@@ -78,10 +78,12 @@ Strides contiguous_strides(const Shape& shape) {
 ContiguousLayout contiguous_layout(const Shape& shape) {
   // The strides start as a copy of the shape (a fixed-size copy, not a fill loop), then are overwritten.
   ContiguousLayout layout{shape, 1};
+  const int64_t* sizes = shape.data();  // through pointers: operator[] asks each time whether Dims is inline
+  int64_t* strides = layout.strides.data();
   int64_t span = 1;  // as in numel(): the product of the sizes, zeros counted as 1 (here from dim i on)
   for (size_t i = shape.size(); i-- > 0;) {
-    const int64_t s = shape[i];
-    layout.strides[i] = span;
+    const int64_t s = sizes[i];
+    strides[i] = span;
     // A negative size or an overflow (of the whole product, whatever the order) is found again by numel(),
     // which throws its ValueError in its own order of checks.
     if (s < 0 || __builtin_mul_overflow(span, std::max<int64_t>(s, 1), &span)) [[unlikely]]
