@@ -1,10 +1,13 @@
 // Dims, the small vector behind Shape and Strides: values stay in the object up to kInline and move to the
-// heap beyond, and copies, moves, insert and erase keep the values on both sides of that boundary.
+// heap beyond, and copies, moves, insert and erase keep the values on both sides of that boundary. Also
+// contiguous_layout, a new tensor's strides and element count from one walk over its shape.
 #include <doctest/doctest.h>
 
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "core/error.h"
 #include "core/shape.h"
 
 using namespace tg;
@@ -91,4 +94,29 @@ TEST_CASE("Shape converts from std::vector and iterator ranges, and compares by 
   CHECK_FALSE(s == Shape{2, 3});
   CHECK_FALSE(s == Shape{2, 3, 5});
   CHECK(fmt::format("{}", Shape(8, 2)) == "(2, 2, 2, 2, 2, 2, 2, 2)");
+}
+
+TEST_CASE("contiguous_layout gives contiguous_strides and numel, inline and on the heap") {
+  for (const Shape& s : {Shape{}, Shape{3}, Shape{2, 3, 4}, Shape{2, 0, 3}, Shape{0}, Shape{1, 2, 3, 4, 5, 6, 7}}) {
+    CAPTURE(s);
+    const ContiguousLayout layout = contiguous_layout(s);
+    CHECK(layout.strides == contiguous_strides(s));
+    CHECK(layout.numel == s.numel());
+  }
+}
+
+TEST_CASE("contiguous_layout throws numel's ValueError, in numel's order of checks") {
+  const int64_t big = int64_t(1) << 40;  // big * big overflows int64
+  // The last one has both faults: numel() meets the negative size first, a walk from the end the overflow.
+  for (const Shape& s : {Shape{2, -3}, Shape{big, big}, Shape{big, 0, big}, Shape{-1, big, big}}) {
+    CAPTURE(s);
+    std::string expected;
+    try {
+      (void)s.numel();
+    } catch (const ValueError& e) {
+      expected = e.what();
+    }
+    REQUIRE_FALSE(expected.empty());
+    CHECK_THROWS_WITH_AS(contiguous_layout(s), expected.c_str(), ValueError);
+  }
 }
