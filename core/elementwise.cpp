@@ -11,8 +11,6 @@
 namespace tg {
 namespace {
 
-constexpr int64_t kGrain = 1 << 15;
-
 void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
   detail::check_defined(a, op, "an operand");
   detail::check_defined(b, op, "an operand");
@@ -44,17 +42,17 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
   Out* po = out.data<Out>();
   const bool a_full = (same || a.shape() == shape) && a.is_contiguous();
   if (a_full && (same || b.shape() == shape) && b.is_contiguous()) {
-    parallel_for(out.numel(), kGrain, [&](int64_t lo, int64_t hi) {
+    parallel_for(out.numel(), kGrainElements, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) po[i] = f(pa[i], pb[i]);
     });
   } else if (a_full && b.numel() == 1) {
     const T s = pb[0];
-    parallel_for(out.numel(), kGrain, [&](int64_t lo, int64_t hi) {
+    parallel_for(out.numel(), kGrainElements, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) po[i] = f(pa[i], s);
     });
   } else if (a.numel() == 1 && b.shape() == shape && b.is_contiguous()) {
     const T s = pa[0];
-    parallel_for(out.numel(), kGrain, [&](int64_t lo, int64_t hi) {
+    parallel_for(out.numel(), kGrainElements, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) po[i] = f(s, pb[i]);
     });
   } else if (const Tensor& row = a_full ? b : a;
@@ -62,7 +60,7 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
              repeats_rows(row.shape(), shape)) {
     // One operand full, the other a row of m repeated (a bias): row by row, no index arithmetic per element.
     const int64_t m = row.numel();
-    parallel_for(out.numel() / m, std::max<int64_t>(1, kGrain / m), [&](int64_t lo, int64_t hi) {
+    parallel_for(out.numel() / m, std::max<int64_t>(1, kGrainElements / m), [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         Out* o = po + r * m;
         if (a_full)

@@ -50,8 +50,8 @@ void gemm(const BlasMat& a, const BlasMat& b, int64_t a_at, int64_t b_at, T* c, 
 // bits at any thread count. Haswell's kernels sum the last rows of a part otherwise (some elements differ in
 // the last bit from one thread, as they did under OpenBLAS's own threads).
 constexpr double kSplitMNK = 256.0 * 256.0 * 256.0;
-// Work of fewer multiply-adds than this per thread is not worth waking one for.
-constexpr double kThreadWork = 65536.0 * 4;
+// Work of fewer multiply-adds than this per thread (100-200 µs) is not worth waking one for (parallel.h).
+constexpr double kThreadWork = double(int64_t(1) << 23);
 // The entries (or parts) one thread takes at least, each of `mnk` multiply-adds.
 int64_t grain(double mnk) { return std::max<int64_t>(1, int64_t(kThreadWork / std::max(mnk, 1.0))); }
 

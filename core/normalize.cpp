@@ -35,7 +35,7 @@ Tensor along(const std::array<Tensor, N>& xs, int64_t dim, const char* op, F f) 
   detail::dispatch_float(x.dtype(), op, [&](auto z) {
     using T = decltype(z);
     T* po = out.data<T>();
-    parallel_for(a.outer * a.inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(a.n, 1)), [&](int64_t lo, int64_t hi) {
+    parallel_for(a.outer * a.inner, std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(a.n, 1)), [&](int64_t lo, int64_t hi) {
       std::array<const T*, N> in;
       for (int64_t r = lo; r < hi; ++r) {
         int64_t base = (r / a.inner) * a.n * a.inner + r % a.inner;
@@ -173,7 +173,7 @@ Tensor masked_softmax(const Tensor& x, const Tensor& blocked) {
     using T = decltype(z);
     const T* pi = c.data<T>();
     T* po = out.data<T>();
-    parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
+    parallel_for(rows, std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
       // Line r's first mask element: lo unravelled over the leading dims, then stepped like an odometer
       // (the divisions per line cost as much as a short line's softmax).
       const int64_t lead = x.dim() - 1;
@@ -265,7 +265,7 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const
     T *po = out.data<T>(), *pm = mean.data<T>(), *pr = rstd.data<T>();
     const T *pw = w.defined() ? w.data<T>() : nullptr, *pb = b.defined() ? b.data<T>() : nullptr;
     T* pa = affine.defined() ? affine.data<T>() : nullptr;
-    parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
+    parallel_for(rows, std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         const T* row = pi + r * n;
         T* y = po + r * n;
@@ -310,7 +310,7 @@ LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& xhat, const T
     using T = decltype(z);
     const T *pg = g.data<T>(), *ph = h.data<T>(), *pr = r.data<T>(), *pw = w.defined() ? w.data<T>() : nullptr;
     T* po = out.dx.data<T>();
-    parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
+    parallel_for(rows, std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
       std::vector<double> dw_part(dw.size()), db_part(db.size());
       std::vector<T> gw_buf(n);
       T* gw = gw_buf.data();

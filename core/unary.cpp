@@ -18,7 +18,7 @@ Tensor unary_typed(const Tensor& x, F f) {
   const T* px = x.data<T>();
   T* po = out.data<T>();
   if (x.is_contiguous()) {
-    parallel_for(x.numel(), 1 << 14, [&](int64_t lo, int64_t hi) {
+    parallel_for(x.numel(), kGrainElements, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) po[i] = f(px[i]);
     });
   } else {
@@ -89,7 +89,7 @@ Tensor map_f32(const Tensor& x, const char* op, void (*kernel)(const float*, flo
   Tensor out = empty(x.shape(), f32);
   const float* px = xc.data<float>();
   float* po = out.data<float>();
-  parallel_for(x.numel(), 1 << 14, [&](int64_t lo, int64_t hi) { kernel(px + lo, po + lo, hi - lo); });
+  parallel_for(x.numel(), kGrainElements, [&](int64_t lo, int64_t hi) { kernel(px + lo, po + lo, hi - lo); });
   return out;
 }
 
@@ -156,7 +156,7 @@ Tensor gelu(const Tensor& x, bool tanh_approx) {
 }
 
 Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
-  return elementwise_backward(dy, x, "gelu_backward", "x", 1 << 14, [](auto z, const auto* pg, const auto* px, auto* po,
+  return elementwise_backward(dy, x, "gelu_backward", "x", kGrainElements / 4, [](auto z, const auto* pg, const auto* px, auto* po,
                                                                        int64_t n) {
     using T = decltype(z);
     if constexpr (std::is_same_v<T, float>) {
@@ -173,7 +173,7 @@ Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
 // One pass instead of four tensors (y·y, 1 - that, dy·that, and the scalar 1): what an ordinary backward of
 // tanh costs on small tensors is the tensors, not the arithmetic. T-typed ops: the bits of the composition.
 Tensor tanh_backward(const Tensor& dy, const Tensor& y) {
-  return elementwise_backward(dy, y, "tanh_backward", "y", 1 << 15, [](auto z, const auto* pg, const auto* py, auto* po,
+  return elementwise_backward(dy, y, "tanh_backward", "y", kGrainElements, [](auto z, const auto* pg, const auto* py, auto* po,
                                                                        int64_t n) {
     using T = decltype(z);
     for (int64_t i = 0; i < n; ++i) po[i] = pg[i] * (T(1) - py[i] * py[i]);
