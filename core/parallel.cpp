@@ -161,7 +161,8 @@ BlasInfo blas_info() {
   if (__builtin_cpu_supports("avx512f")) b.suggested_core = "SkylakeX";
   else if (__builtin_cpu_supports("avx2")) b.suggested_core = "Haswell";
   // The cores with AVX-512 kernels, and those with AVX2 ones (AMD's Zen included). On an AMD EPYC of family
-  // 26 OpenBLAS 0.3.21 chose Haswell: sgemm 90-94 GFLOP/s per core against 160-175 with SkylakeX.
+  // 26 (AVX-512) with OPENBLAS_CORETYPE=Haswell in its environment: sgemm 90-94 GFLOP/s per core against
+  // 160-175 with SkylakeX, and no warning before.
   auto one_of = [&](std::initializer_list<const char*> cores) {
     for (const char* c : cores)
       if (b.core == c) return true;

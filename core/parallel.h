@@ -46,9 +46,9 @@ void parallel_for(int64_t n, int64_t grain, F&& f) {
 void parallel_tasks(int64_t n, const std::function<void(int64_t)>& task);
 
 /// What BLAS we run on: OpenBLAS's build config, its kernel core (e.g. "SkylakeX", "Prescott"), threads,
-/// the core this CPU could use, and a warning when OpenBLAS chose kernels of a narrower instruction set than
-/// the CPU has (Debian's OpenBLAS 0.3.21 falls back to generic ones on recent Xeons, several times slower
-/// GEMMs, and to Haswell's AVX2 ones on AVX-512 AMD EPYCs of family 26, half the speed).
+/// the core this CPU could use, and a warning when the kernels in use have a narrower instruction set than
+/// the CPU (Debian's OpenBLAS 0.3.21 falls back to generic ones on recent Xeons, several times slower GEMMs;
+/// OPENBLAS_CORETYPE=Haswell set on an AVX-512 CPU halves their speed).
 struct BlasInfo {
   std::string library, config, core;
   int threads = 1;  ///< the threads products run on: get_num_threads() (OpenBLAS's own pool has one)

@@ -114,8 +114,9 @@ expect 0 "dull film" predict --model run <crlf.txt
 expect 0 "threads: 2" blas --threads 2
 cores=$(getconf _NPROCESSORS_ONLN)
 expect 0 "warning: --threads $((cores + 1)) is more than the $cores cores" blas --threads $((cores + 1))
-# On a CPU with AVX-512, OpenBLAS's AVX2 (Haswell) kernels are a fallback (the one 0.3.21 chose on AMD EPYCs
-# of family 26, at half of SkylakeX's speed): a warning, and --suggest names SkylakeX; on SkylakeX, neither.
+# On a CPU with AVX-512, OpenBLAS's AVX2 (Haswell) kernels are a fallback (at half of SkylakeX's speed on an
+# AMD EPYC of family 26 whose environment set them): a warning, and --suggest names SkylakeX; on SkylakeX,
+# neither.
 if grep -qw avx512f /proc/cpuinfo; then
   OPENBLAS_CORETYPE=Haswell expect 0 "warning: OpenBLAS chose its Haswell kernels on a CPU with AVX-512" blas
   [[ $(OPENBLAS_CORETYPE=Haswell "$bin" blas --suggest) == SkylakeX ]] || fail "blas --suggest on Haswell's kernels"
