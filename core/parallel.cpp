@@ -172,7 +172,7 @@ BlasInfo blas_info() {
   const bool avx2 = avx512 || one_of({"Haswell", "Zen"});
   const bool weaker = b.suggested_core == "SkylakeX" ? !avx512 : b.suggested_core == "Haswell" && !avx2;
   if (weaker)
-    b.warning = fmt::format("OpenBLAS chose its {} kernels on a CPU with {}: GEMMs run up to several times slower; "
+    b.warning = fmt::format("OpenBLAS runs its {} kernels on a CPU with {}: GEMMs run up to several times slower; "
                             "set OPENBLAS_CORETYPE={} in the environment", b.core,
                             b.suggested_core == "SkylakeX" ? "AVX-512" : "AVX2", b.suggested_core);
   return b;

@@ -118,7 +118,7 @@ expect 0 "warning: --threads $((cores + 1)) is more than the $cores cores" blas 
 # AMD EPYC of family 26 whose environment set them): a warning, and --suggest names SkylakeX; on SkylakeX,
 # neither.
 if grep -qw avx512f /proc/cpuinfo; then
-  OPENBLAS_CORETYPE=Haswell expect 0 "warning: OpenBLAS chose its Haswell kernels on a CPU with AVX-512" blas
+  OPENBLAS_CORETYPE=Haswell expect 0 "warning: OpenBLAS runs its Haswell kernels on a CPU with AVX-512" blas
   [[ $(OPENBLAS_CORETYPE=Haswell "$bin" blas --suggest) == SkylakeX ]] || fail "blas --suggest on Haswell's kernels"
   OPENBLAS_CORETYPE=SkylakeX expect 0 "kernel core: SkylakeX" blas
   ! grep -q "warning" out.txt err.txt || fail "blas warned on SkylakeX's kernels"
