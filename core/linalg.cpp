@@ -1,8 +1,8 @@
-// Matrix products on OpenBLAS. A 2-D operand whose view is a transposed contiguous matrix is passed to
-// cblas_?gemm with a transpose flag instead of being copied; batch dims broadcast as in PyTorch's matmul
-// and each batch entry is one GEMM call (large ones split by rows over the threads). Small f32 products go
-// to our own kernel where it gives OpenBLAS's bits (sgemm_small.cpp), batch entries in runs. matmul_out writes into a given layout (attention's
-// per-head results straight into (B, S, H, d) order), with the same bits per element as matmul.
+// Matrix products on OpenBLAS. A 2-D operand whose view is a transposed contiguous matrix is passed to cblas_?gemm with
+// a transpose flag instead of being copied; batch dims broadcast as in PyTorch's matmul and each batch entry is one
+// GEMM call (large ones split by rows over the threads). Small f32 products go to our own kernel where it gives
+// OpenBLAS's bits (sgemm_small.cpp), batch entries in runs. matmul_out writes into a given layout (attention's per-head
+// results straight into (B, S, H, d) order), with the same bits per element as matmul.
 #include <cblas.h>
 
 #include <algorithm>

@@ -191,7 +191,8 @@ Tensor dropout_softmax_backward(const Tensor& dy, const Tensor& y, const Tensor&
   for (int64_t r0 = 0; r0 < rows; r0 += block) {
     const int64_t at = r0 * n, r1 = std::min(rows, r0 + block);
     select_scaled<false, float>(words(keep) + at / 64, pg + at, float(scale), po + at, (r1 - r0) * n);
-    for (float* line = po + at; line < po + r1 * n; line += n) detail::softmax_backward_f32(line, pp + (line - po), line, n);
+    for (float* line = po + at; line < po + r1 * n; line += n)
+      detail::softmax_backward_f32(line, pp + (line - po), line, n);
   }
   return out;
 }

@@ -35,7 +35,8 @@ Tensor along(const std::array<Tensor, N>& xs, int64_t dim, const char* op, F f) 
   detail::dispatch_float(x.dtype(), op, [&](auto z) {
     using T = decltype(z);
     T* po = out.data<T>();
-    parallel_for(a.outer * a.inner, std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(a.n, 1)), [&](int64_t lo, int64_t hi) {
+    const int64_t grain = std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(a.n, 1));
+    parallel_for(a.outer * a.inner, grain, [&](int64_t lo, int64_t hi) {
       std::array<const T*, N> in;
       for (int64_t r = lo; r < hi; ++r) {
         int64_t base = (r / a.inner) * a.n * a.inner + r % a.inner;

@@ -1,8 +1,8 @@
-// The f32 softmax line, forward and backward, and log_softmax's, on 16 lanes of AVX-512. The portable lines in normalize.cpp are
-// built for the baseline x86-64 (4 lanes of SSE), where attention's softmax over rows of 25-32 scores took
-// 7 % of a training step (bench_step S, perf); building them for AVX-512 with target_clones was tried and was
-// slower (the fold8 helpers stopped inlining, RESULTS.md). These are the same operations written out on
-// vectors, so the bits are the portable line's:
+// The f32 softmax line, forward and backward, and log_softmax's, on 16 lanes of AVX-512. The portable lines in
+// normalize.cpp are built for the baseline x86-64 (4 lanes of SSE), where attention's softmax over rows of 25-32 scores
+// took 7 % of a training step (bench_step S, perf); building them for AVX-512 with target_clones was tried and was
+// slower (the fold8 helpers stopped inlining, RESULTS.md). These are the same operations written out on vectors, so the
+// bits are the portable line's:
 //  - exp16 is detail::exp_f32 operation for operation (no fma: a product then a sum, each rounded, as
 //    -ffp-contract=off keeps the scalar code);
 //  - the max is exact in any order; a NaN is passed over as MaxOf does (max_ps(x, acc) returns acc when x
@@ -172,7 +172,9 @@ TG_AVX512 bool log_softmax_line(const float* in, float* out, int64_t n) {
 
 }  // namespace
 
-bool log_softmax_f32_avx512(const float* in, float* out, int64_t n) { return has_avx512() && log_softmax_line(in, out, n); }
+bool log_softmax_f32_avx512(const float* in, float* out, int64_t n) {
+  return has_avx512() && log_softmax_line(in, out, n);
+}
 
 bool softmax_f32_avx512(const float* in, float* out, int64_t n) { return has_avx512() && softmax_line(Line{in}, out, n); }
 

@@ -65,12 +65,11 @@ struct ListsOwner {  // frees this thread's kept blocks when it ends; made by th
 thread_local ListsOwner t_owner;
 [[gnu::noinline]] void make_owner() { t_owner_made = true, t_owner.made = true; }  // registers the cleanup
 
-// Large buffers (above the small classes) are whole pages from mmap, returned with munmap, except that a
-// freed one waits in a process-wide cache for a later request. malloc served
-// these from its heap once its mmap threshold had risen to the largest block freed (glibc's dynamic
-// threshold), and its heap then held about as much freed memory as the step used: peak RSS of one training
-// step of bench config M was 776 MB with 377 MB in live buffers. Mapping every buffer anew instead costs a
-// page fault per 4 KB touched (+50 % time per step on M); the cache avoids both.
+// Large buffers (above the small classes) are whole pages from mmap, returned with munmap, except that a freed one
+// waits in a process-wide cache for a later request. malloc served these from its heap once its mmap threshold had
+// risen to the largest block freed (glibc's dynamic threshold), and its heap then held about as much freed memory as
+// the step used: peak RSS of one training step of bench config M was 776 MB with 377 MB in live buffers. Mapping every
+// buffer anew instead costs a page fault per 4 KB touched (+50 % time per step on M); the cache avoids both.
 // A request takes the smallest cached block that holds it, not only one of its exact size: batches padded
 // to their longest sentence change every buffer's size from step to step, and exact sizes then missed,
 // filled the cache with sizes seen once and mapped and faulted in the rest (2 epochs of the sentiment

@@ -156,8 +156,9 @@ Tensor gelu(const Tensor& x, bool tanh_approx) {
 }
 
 Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
-  return elementwise_backward(dy, x, "gelu_backward", "x", kGrainElements / 4, [](auto z, const auto* pg, const auto* px, auto* po,
-                                                                       int64_t n) {
+  constexpr int64_t grain = kGrainElements / 4;  // about 35 vector operations per 16 elements
+  return elementwise_backward(dy, x, "gelu_backward", "x", grain, [](auto z, const auto* pg, const auto* px, auto* po,
+                                                                     int64_t n) {
     using T = decltype(z);
     if constexpr (std::is_same_v<T, float>) {
       gelu_backward_kernel_f32(pg, px, po, n);
@@ -173,8 +174,8 @@ Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
 // One pass instead of four tensors (y·y, 1 - that, dy·that, and the scalar 1): what an ordinary backward of
 // tanh costs on small tensors is the tensors, not the arithmetic. T-typed ops: the bits of the composition.
 Tensor tanh_backward(const Tensor& dy, const Tensor& y) {
-  return elementwise_backward(dy, y, "tanh_backward", "y", kGrainElements, [](auto z, const auto* pg, const auto* py, auto* po,
-                                                                       int64_t n) {
+  return elementwise_backward(dy, y, "tanh_backward", "y", kGrainElements,
+                              [](auto z, const auto* pg, const auto* py, auto* po, int64_t n) {
     using T = decltype(z);
     for (int64_t i = 0; i < n; ++i) po[i] = pg[i] * (T(1) - py[i] * py[i]);
   });

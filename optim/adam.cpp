@@ -81,7 +81,8 @@ void adam_update(T* p, const T* g, T* m, T* v, T* v_max, int64_t n, const AdamSc
   // their own parameters, and clang checks it (and refuses it) for T = double too.
   if constexpr (std::is_same_v<T, float>) {
     if (!a.amsgrad) {
-      parallel_for(n, kGrainElements / 4, [=, &a](int64_t lo, int64_t hi) { adam_range_f32(decay, p, g, m, v, lo, hi, a); });
+      parallel_for(n, kGrainElements / 4,
+                   [=, &a](int64_t lo, int64_t hi) { adam_range_f32(decay, p, g, m, v, lo, hi, a); });
       return;
     }
   }
