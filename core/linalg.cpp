@@ -30,17 +30,18 @@ BlasMat as_blas(const Tensor& m) {
   return {cm, CblasNoTrans, std::max<int64_t>(c, 1)};
 }
 
-// C = A @ B for one batch entry: A and B start `a_at` and `b_at` elements into their views; C's rows are
-// ldc apart.
+// C = A @ B (+ C with `onto_c`) for one batch entry: A and B start `a_at` and `b_at` elements into their views;
+// C's rows are ldc apart.
 template <class T>
 void gemm(const BlasMat& a, const BlasMat& b, int64_t a_at, int64_t b_at, T* c, int64_t ldc, int64_t M, int64_t N,
-          int64_t K) {
+          int64_t K, bool onto_c) {
   const T* pa = a.t.template data<T>() + a_at;
   const T* pb = b.t.template data<T>() + b_at;
+  const T beta = onto_c ? 1 : 0;
   if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0f, pa, a.ld, pb, b.ld, 0.0f, c, ldc);
+    cblas_sgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0f, pa, a.ld, pb, b.ld, beta, c, ldc);
   else
-    cblas_dgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0, pa, a.ld, pb, b.ld, 0.0, c, ldc);
+    cblas_dgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0, pa, a.ld, pb, b.ld, beta, c, ldc);
 }
 
 // OpenBLAS runs on one thread (core/parallel.cpp): products go over our pool, whole batch entries to the
@@ -67,14 +68,14 @@ Shape batched_shape(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-// out = (..., M, K) @ (..., K, N) with at least 2 dims each; out has the product's shape and rows that
-// GEMM can write (unit column stride, row stride >= N).
-void batched_into(const Tensor& a, const Tensor& b, Tensor out) {
+// out = (..., M, K) @ (..., K, N) with at least 2 dims each (+ out with `onto_out`, on OpenBLAS only, K > 0);
+// out has the product's shape and rows that GEMM can write (unit column stride, row stride >= N).
+void batched_into(const Tensor& a, const Tensor& b, Tensor out, bool onto_out = false) {
   const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
   const Shape batch(out.shape().begin(), out.shape().end() - 2);
   // Sizes are spelled out, not -1: a -1 cannot be inferred when another size is 0.
   if (b.dim() == 2 && a.dim() > 2 && a.is_contiguous() && out.is_contiguous())
-    return batched_into(a.reshape({batch.numel() * M, K}), b, out.view({batch.numel() * M, N}));  // one GEMM
+    return batched_into(a.reshape({batch.numel() * M, K}), b, out.view({batch.numel() * M, N}), onto_out);
   if (out.numel() == 0) return;
   if (K == 0) {  // empty sums (matmul passes zeros)
     out.fill_(0);
@@ -97,7 +98,7 @@ void batched_into(const Tensor& a, const Tensor& b, Tensor out) {
   });
   const int64_t count = int64_t(a_at.size());
   const double mnk = double(M) * double(N) * double(K);
-  if (a.dtype() == f32 && detail::sgemm_small_matches_blas(ta, tb, M, N, K)) {
+  if (!onto_out && a.dtype() == f32 && detail::sgemm_small_matches_blas(ta, tb, M, N, K)) {
     // Attention's B·H heads in runs of entries, one run per thread.
     parallel_for(count, grain(mnk), [&](int64_t p0, int64_t p1) {
       detail::sgemm_small_batched(ta, tb, M, N, K, ma.t.data<float>(), ma.ld, a_at.data() + p0, mb.t.data<float>(),
@@ -116,7 +117,7 @@ void batched_into(const Tensor& a, const Tensor& b, Tensor out) {
       for (int64_t i = i0; i < i1; ++i) {
         const int64_t p = i / parts, r = i % parts, m0 = M * r / parts, m1 = M * (r + 1) / parts;
         gemm<T>(ma, mb, a_at[size_t(p)] + m0 * a_row, b_at[size_t(p)], pc + c_at[size_t(p)] + m0 * ldc, ldc, m1 - m0,
-                N, K);
+                N, K, onto_out);
       }
     });
   });
@@ -170,6 +171,28 @@ Tensor linear_small(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   return out;
 }
 
+// linear's product added by OpenBLAS onto an output prefilled with the bias (beta = 1: the pass of adding the bias
+// afterwards is saved, and so is OpenBLAS's zeroing of C), or undefined where that would not give the bits of
+// matmul then add. bias + 0 turns a -0 bias into +0, as adding onto OpenBLAS's zeroed C does for a -0 sum.
+Tensor linear_onto_bias(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (x.dtype() != f32 || weight.dtype() != f32 || bias.dtype() != f32 || !x.is_contiguous()) return {};
+  const int64_t K = x.size(-1), N = weight.size(0), M = K ? x.numel() / K : 0;
+  const bool tb = as_blas(weight.mT()).trans == CblasTrans;
+  if (!detail::sgemm_sums_onto_c(false, tb, M, N, K)) return {};
+  Shape shape = x.shape();
+  shape.back() = N;
+  Tensor out = empty(shape, f32);
+  const Tensor b = bias.contiguous();
+  const float* pb = b.data<float>();
+  float* po = out.data<float>();
+  parallel_for(M, std::max<int64_t>(1, kGrainElements / N), [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i)
+      for (int64_t j = 0; j < N; ++j) po[i * N + j] = pb[j] + 0.0f;
+  });
+  batched_into(x.reshape({M, K}), weight.mT(), out.view({M, N}), true);
+  return out;
+}
+
 }  // namespace
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
@@ -180,8 +203,10 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                     weight.shape());
   check<ShapeError>(!bias.defined() || bias.shape() == Shape{weight.size(0)},
                     "linear: bias {} does not fit weight {}: expected (out)", bias.shape(), weight.shape());
-  if (bias.defined())
+  if (bias.defined()) {
     if (Tensor y = linear_small(x, weight, bias); y.defined()) return y;
+    if (Tensor y = linear_onto_bias(x, weight, bias); y.defined()) return y;
+  }
   const Tensor y = matmul(x, weight.mT());
   return bias.defined() ? add(y, bias) : y;
 }

@@ -10,6 +10,11 @@ namespace tg::detail {
 /// K blocks of OpenBLAS's level-3 driver, known with one OpenBLAS thread).
 bool sgemm_small_matches_blas(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K);
 
+/// Whether OpenBLAS's cblas_sgemm computes C = op(A) @ op(B) + C (alpha 1, beta 1) on the SkylakeX core as each
+/// element's whole sum over k, rounded once onto C: its level-3 path (not its small-matrix kernels) in one K
+/// block. Then C prefilled with a bias (plus +0) gives the bits of the product followed by adding the bias.
+bool sgemm_sums_onto_c(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K);
+
 /// C (M x N, row stride ldc) = op(A) @ op(B) with one FMA per term, k in order, into one accumulator per
 /// element and K block, for `count` products of one shape (every head of attention's (B, H, S, d) views in
 /// one call): product p reads A at a + a_at[p], B at b + b_at[p] and writes C at c + c_at[p]. A is (M x K)

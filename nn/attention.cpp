@@ -98,8 +98,8 @@ std::array<Variable, 3> MultiHeadAttention::project(const Variable& query, const
   std::array<Variable, 3> out;
   for (int i = 0; i < 3; ++i) {
     Variable w = in_proj_weight_ ? in_proj_weight_.slice(0, i * E, (i + 1) * E) : *separate[i];  // (E, in)
-    Variable x = matmul(*inputs[i], w.mT());                                                     // (B, S, E)
-    if (in_proj_bias_) x = x + in_proj_bias_.slice(0, i * E, (i + 1) * E);
+    Variable b = in_proj_bias_ ? in_proj_bias_.slice(0, i * E, (i + 1) * E) : Variable();
+    Variable x = linear(*inputs[i], w, b);                                                        // (B, S, E)
     out[i] = x.reshape({x.size(0), x.size(1), H, head_dim_}).permute({0, 2, 1, 3});  // (B, H, S, d_k)
   }
   return out;

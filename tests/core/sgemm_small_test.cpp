@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <cblas.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -190,13 +191,15 @@ TEST_CASE("sgemm_small_batched gives cblas_sgemm's bits on every head of attenti
   openblas_set_num_threads(threads);
 }
 
-TEST_CASE("sgemm_small adds linear's bias in its store with the bits of matmul then add") {
+TEST_CASE("linear gives the bits of matmul then add: bias in our kernel's store, or under OpenBLAS's product") {
   if (!active()) {
     MESSAGE(off_message());
     return;
   }
   // A Dense layer's shapes on the level-3 path (one K block, and K over one block: the bias goes onto the
-  // last), on the small-matrix kernels, column tails, and a -0 bias; one row per (B, S) position.
+  // last), on the small-matrix kernels, column tails, and a -0 bias; one row per (B, S) position. The last
+  // three are beyond our kernel: OpenBLAS adds the product onto the prefilled bias (one K block), or the
+  // bias is added afterwards (K = 600).
   struct Dense {
     tg::Shape x;
     int64_t out;
@@ -205,7 +208,8 @@ TEST_CASE("sgemm_small adds linear's bias in its store with the bits of matmul t
   openblas_set_num_threads(1);
   tg::Generator gen(5);
   for (const Dense& d : {Dense{{32, 32, 64}, 128}, Dense{{32, 32, 128}, 64}, Dense{{1024, 64}, 2}, Dense{{7, 5, 33}, 17},
-                         Dense{{300, 600}, 20}, Dense{{4, 16}, 24}, Dense{{64}, 5}}) {
+                         Dense{{300, 600}, 20}, Dense{{4, 16}, 24}, Dense{{64}, 5}, Dense{{16, 128, 256}, 1000},
+                         Dense{{2048, 448}, 33}, Dense{{64, 600}, 512}}) {
     CAPTURE(d.x);
     CAPTURE(d.out);
     const tg::Tensor x = tg::relu(tg::randn(d.x, tg::f32, &gen)), w = tg::randn({d.out, d.x.back()}, tg::f32, &gen);
@@ -215,5 +219,10 @@ TEST_CASE("sgemm_small adds linear's bias in its store with the bits of matmul t
     REQUIRE(got.shape() == want.shape());
     CHECK(std::memcmp(want.data<float>(), got.data<float>(), size_t(want.numel()) * sizeof(float)) == 0);
   }
+  // Products that underflow to -0 sum to -0, which lands on OpenBLAS's zeroed C as +0: plus a -0 bias, +0.
+  const tg::Tensor x = tg::full({512, 256}, 1e-30), w = tg::full({128, 256}, -1e-30), b = tg::full({128}, -0.0);
+  const tg::Tensor want = tg::add(tg::matmul(x, w.mT()), b), got = tg::linear(x, w, b);
+  CHECK(std::signbit(want.data<float>()[0]) == false);
+  CHECK(std::memcmp(want.data<float>(), got.data<float>(), size_t(want.numel()) * sizeof(float)) == 0);
   openblas_set_num_threads(threads);
 }

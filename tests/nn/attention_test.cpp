@@ -247,7 +247,7 @@ TEST_CASE("MultiHeadAttention masks are no anomaly: their -inf passes AnomalyGua
   CHECK_NOTHROW(sum(m.forward(x, x, x, {.attn_mask = additive}).output).backward());
   CHECK(anomaly_mode_enabled());  // the masks' exemption ends with them
   Variable bad(tensor({NAN, 0, 0, 0}, {1, 1, 4}));
-  CHECK_THROWS_WITH_AS(m.forward(bad, bad, bad), doctest::Contains("anomaly: forward of matmul"), ValueError);
+  CHECK_THROWS_WITH_AS(m.forward(bad, bad, bad), doctest::Contains("anomaly: forward of linear"), ValueError);
 }
 
 TEST_CASE("MultiHeadAttention passes f64 finite differences with a key padding mask, tiny sizes") {
