@@ -172,7 +172,11 @@ Variable scaled_dot_product_attention(const Variable& q, const Variable& k, cons
   check<ValueError>(dropout_p >= 0 && dropout_p <= 1, "scaled_dot_product_attention: dropout_p must be in [0, 1], "
                     "got {}", dropout_p);
   const double root_d = std::sqrt(double(q.size(-1)));
-  Tensor scores = tg::matmul(tg::div(q.value(), scalar_tensor(root_d, q.dtype())), k.value().mT());  // (..., S_q, S_k)
+  // q/√d in q's memory order: walked in (B, H, S, d) order, a projection's head view took rows of d elements.
+  auto scaled = [root_d](const Tensor& x) {
+    return x.dim() == 4 ? div_heads(x, root_d) : tg::div(x, scalar_tensor(root_d, x.dtype()));
+  };
+  Tensor scores = tg::matmul(scaled(q.value()), k.value().mT());  // (..., S_q, S_k)
   if (added.defined()) scores = tg::add(scores, added);
   const Tensor P = tg::masked_softmax(scores, blocked);  // the bits of masked_fill(-inf) then softmax
   scores = Tensor();
@@ -190,13 +194,13 @@ Variable scaled_dot_product_attention(const Variable& q, const Variable& k, cons
   Tensor out = heads ? heads_layout({q.size(0), q.size(1), q.size(2), v.size(3)}, q.dtype()) : Tensor();
   if (heads) tg::matmul_out(out, Pd, v.value());
   else out = tg::matmul(Pd, v.value());  // (..., S_q, d_v)
-  auto backward = [q, k, v, P, keep, scale, root_d, blocked, added, heads](const Variable& dO,
-                                                                         const Variable&) -> Grads {
+  auto backward = [q, k, v, P, keep, scale, root_d, blocked, added, heads, scaled](const Variable& dO,
+                                                                                 const Variable&) -> Grads {
     if (!grad_mode_enabled()) {
       const Tensor Pd = keep.defined() ? masked_scale(P, keep, scale) : P;
       const Tensor dPd = tg::matmul(dO.value(), v.value().mT());
       const Tensor dS = keep.defined() ? dropout_softmax_backward(dPd, P, keep, scale) : softmax_backward(dPd, P, -1);
-      const Tensor qs = tg::div(q.value(), scalar_tensor(root_d, q.dtype()));
+      const Tensor qs = scaled(q.value());
       if (heads) {
         Tensor dq = heads_layout(q.shape(), q.dtype()), dk = heads_layout(k.shape(), k.dtype());
         Tensor dv = heads_layout(v.shape(), v.dtype());
