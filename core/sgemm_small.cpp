@@ -152,12 +152,9 @@ bool sgemm_sums_onto_c(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t
 void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                          const int64_t* a_at, const float* b, int64_t ldb, const int64_t* b_at, float* c,
                          const int64_t* c_at, int64_t ldc, int64_t count, const float* bias) {
-  // Bᵀ stored (N x K) is copied to (K x N) so that each k reads a contiguous row of B. So is a B whose rows
-  // lie apart (a head's (S, d) view of (B, S, H·d)) when blocks of rows read it again: rows 1-4 KB apart
-  // fall into a few cache sets and were refetched for every block (attention's products at 20 GFLOP/s).
-  const bool pack_rows = !trans_b && ldb != N && M > kRows[std::min<int64_t>(4, (N + 15) / 16)];
+  // Bᵀ stored (N x K) is copied to (K x N) so that each k reads a contiguous row of B.
   thread_local std::vector<float> packed;
-  if (trans_b || pack_rows) packed.resize(size_t(K * N));
+  if (trans_b) packed.resize(size_t(K * N));
   const int64_t ai = trans_a ? 1 : lda, ak = trans_a ? lda : 1;
   const bool level3 = !small_kernels(trans_a, trans_b, M, N, K);  // else one block
   for (int64_t p = 0; p < count; ++p) {
@@ -165,10 +162,10 @@ void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64
     const float* pb = b + b_at[p];
     int64_t ld = ldb;
     float* pc = c + c_at[p];
-    if (trans_b) transpose(pb, ldb, N, K, packed.data());
-    if (pack_rows)
-      for (int64_t k = 0; k < K; ++k) std::memcpy(packed.data() + k * N, pb + k * ldb, size_t(N) * sizeof(float));
-    if (trans_b || pack_rows) pb = packed.data(), ld = N;
+    if (trans_b) {
+      transpose(pb, ldb, N, K, packed.data());
+      pb = packed.data(), ld = N;
+    }
     for (int64_t k0 = 0; k0 < K;) {
       const int64_t kl = level3 ? next_block(K - k0) : K;
       const Store store = !level3 ? Store::sum : k0 == 0 ? Store::onto_zero : Store::add;
