@@ -56,7 +56,10 @@ template <bool propagate>
     const __mmask16 lanes = first_lanes(n - i), bit = __mmask16(bits[i / 64] >> (i % 64));
     const __m512 v = _mm512_maskz_loadu_ps(lanes, x + i);
     const __m512 y = propagate ? _mm512_mul_ps(v, _mm512_maskz_mov_ps(bit, s)) : _mm512_maskz_mul_ps(bit, v, s);
-    _mm512_mask_storeu_ps(out + i, lanes, y);
+    // A whole vector is stored unmasked: the loads of a masked store's data wait for it to retire (no store
+    // forwarding), and dropout_softmax_backward reads each line right after this writes it.
+    if (lanes == 0xffff) _mm512_storeu_ps(out + i, y);
+    else _mm512_mask_storeu_ps(out + i, lanes, y);
   }
 }
 

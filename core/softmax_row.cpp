@@ -85,6 +85,28 @@ TG_AVX512 inline float sum8(const float* a, const float* b, int64_t n) {
   return r;
 }
 
+// Lanes 8..15 of v.
+TG_AVX512 inline __m256 high_half(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
+
+// sum8's order over values made 16 at a time, without storing them first: add_block() each whole block of 16
+// (as two blocks of 8) into acc, then lane_sum() with the last vector, of which `count` (< 16) lanes are in
+// the line: a block of 8 if it holds one, the rest from +0 in order, then acc's 8 lanes added one by one.
+TG_AVX512 inline void add_block(__m256& acc, __m512 e) {
+  acc = _mm256_add_ps(_mm256_add_ps(acc, _mm512_castps512_ps256(e)), high_half(e));
+}
+TG_AVX512 inline float lane_sum(__m256 acc, __m512 last, int64_t count) {
+  alignas(64) float tail[16];
+  _mm512_store_ps(tail, last);
+  int64_t t = 0;
+  if (count >= 8) acc = _mm256_add_ps(acc, _mm256_load_ps(tail)), t = 8;
+  float r = 0.0f;
+  for (; t < count; ++t) r += tail[t];
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, acc);
+  for (float lane : lanes) r += lane;
+  return r;
+}
+
 // softmax_line's input: the lanes k of in[j, j + 16), `fill` in the others.
 struct Line {
   const float* in;
@@ -110,17 +132,21 @@ TG_AVX512 bool softmax_line(Input input, float* out, int64_t n) {
   for (int64_t j = 0; j < n; j += 16) mx = _mm512_max_ps(input(j, tail_mask(n - j), minus_inf), mx);  // NaN passed over
   const float m = _mm512_reduce_max_ps(mx);
   if (m == -__builtin_inff()) return false;
+  // The exps are summed as they are made: summed from memory, the loads of what the masked stores had
+  // just written waited for them (no store forwarding).
   const __m512 vm = _mm512_set1_ps(m);
-  for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 k = tail_mask(n - j);
-    _mm512_mask_storeu_ps(out + j, k, exp16(_mm512_sub_ps(input(j, k, _mm512_setzero_ps()), vm)));
+  __m256 acc = _mm256_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512 e = exp16(_mm512_sub_ps(input(j, __mmask16(0xffff), _mm512_setzero_ps()), vm));
+    _mm512_storeu_ps(out + j, e);
+    add_block(acc, e);
   }
-  const float sum = sum8(out, nullptr, n);
-  const __m512 inv = _mm512_set1_ps(1.0f / sum);
-  for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 k = tail_mask(n - j);
-    _mm512_mask_storeu_ps(out + j, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, out + j), inv));
-  }
+  const __mmask16 k = tail_mask(n - j);
+  const __m512 last = exp16(_mm512_sub_ps(input(j, k, _mm512_setzero_ps()), vm));  // lanes past n unused
+  const __m512 inv = _mm512_set1_ps(1.0f / lane_sum(acc, last, n - j));
+  for (int64_t i = 0; i < j; i += 16) _mm512_storeu_ps(out + i, _mm512_mul_ps(_mm512_loadu_ps(out + i), inv));
+  if (j < n) _mm512_mask_storeu_ps(out + j, k, _mm512_mul_ps(last, inv));
   return true;
 }
 
@@ -134,9 +160,6 @@ TG_AVX512 void softmax_backward_line(const float* g, const float* p, float* out,
   }
 }
 
-// Lanes 8..15 of v.
-TG_AVX512 inline __m256 high_half(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
-
 // log_softmax_f32's line (normalize.cpp): the max, then each exp_f32(x - max) added into sum8's lanes as it
 // is made (blocks of 16 as two blocks of 8, the tail from +0 in order), then (x - max) - log Σ. Nothing is
 // stored before the last pass, so in may be out. False, writing nothing, when the max is not finite.
@@ -149,20 +172,9 @@ TG_AVX512 bool log_softmax_line(const float* in, float* out, int64_t n) {
   const __m512 vm = _mm512_set1_ps(m);
   __m256 acc = _mm256_setzero_ps();
   int64_t j = 0;
-  for (; j + 16 <= n; j += 16) {
-    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(in + j), vm));
-    acc = _mm256_add_ps(_mm256_add_ps(acc, _mm512_castps512_ps256(e)), high_half(e));
-  }
-  alignas(64) float tail[16];
-  _mm512_store_ps(tail, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail_mask(n - j), in + j), vm)));
-  int64_t t = 0;
-  if (n - j >= 8) acc = _mm256_add_ps(acc, _mm256_load_ps(tail)), t = 8;
-  float r = 0.0f;
-  for (; j + t < n; ++t) r += tail[t];
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, acc);
-  for (float lane : lanes) r += lane;
-  const __m512 shift = _mm512_set1_ps(__builtin_logf(r));
+  for (; j + 16 <= n; j += 16) add_block(acc, exp16(_mm512_sub_ps(_mm512_loadu_ps(in + j), vm)));
+  const __m512 last = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail_mask(n - j), in + j), vm));
+  const __m512 shift = _mm512_set1_ps(__builtin_logf(lane_sum(acc, last, n - j)));
   for (j = 0; j < n; j += 16) {
     const __mmask16 k = tail_mask(n - j);
     _mm512_mask_storeu_ps(out + j, k, _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, in + j), vm), shift));
