@@ -119,6 +119,9 @@ Variable index_select(const Variable& x, int64_t dim, const Tensor& index);
 /// Inverted dropout (Srivastava et al. 2014): zeroes with probability p and scales the rest by 1/(1-p) in
 /// training; identity otherwise. The mask is reused in backward. ValueError unless 0 <= p <= 1.
 Variable dropout(const Variable& x, double p, bool training, Generator* gen = nullptr);
+/// dropout(relu(x), p, training) in one op (the feed-forward's activation then dropout): the same values,
+/// draws and gradients, one pass each way instead of two. ValueError unless 0 <= p <= 1.
+Variable relu_dropout(const Variable& x, double p, bool training, Generator* gen = nullptr);
 /// Attention as one op (Vaswani et al. 2017; torch's F.scaled_dot_product_attention): dropout_p-dropout of
 /// softmax(q·kᵀ/√d + added, -inf where blocked) along the last dim, times v. q: (..., S_q, d), k: (..., S_k, d),
 /// v: (..., S_k, d_v) -> (..., S_q, d_v); the masks (`blocked` bool, `added` float, either undefined) broadcast

@@ -63,6 +63,34 @@ template <bool propagate>
   }
 }
 
+// dropout(relu(x)): out[i] = relu(x[i])·(bit ? scale : +0), as relu then select_scaled<true>, and the bit
+// cleared where relu(x[i]) > 0 is not (NaN: relu keeps it, and it is not > 0).
+[[gnu::target("avx512f")]] void relu_select_f32_avx512(uint64_t* bits, const float* x, float scale, float* out,
+                                                       int64_t n) {
+  const __m512 s = _mm512_set1_ps(scale), zero = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 lanes = first_lanes(n - i), bit = __mmask16(bits[i / 64] >> (i % 64));
+    const __m512 v = _mm512_maskz_loadu_ps(lanes, x + i);
+    const __m512 r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, zero, _CMP_NLE_UQ), v);  // !(v <= 0) ? v : +0
+    const __m512 y = _mm512_mul_ps(r, _mm512_maskz_mov_ps(bit, s));
+    if (lanes == 0xffff) _mm512_storeu_ps(out + i, y);
+    else _mm512_mask_storeu_ps(out + i, lanes, y);
+    const __mmask16 off = lanes & ~_mm512_cmp_ps_mask(r, zero, _CMP_GT_OQ);
+    bits[i / 64] &= ~(uint64_t(off) << (i % 64));
+  }
+}
+
+template <class T>
+void relu_select(uint64_t* bits, const T* x, T scale, T* out, int64_t n) {
+  if constexpr (std::is_same_v<T, float>)
+    if (__builtin_cpu_supports("avx512f")) return relu_select_f32_avx512(bits, x, scale, out, n);
+  for (int64_t i = 0; i < n; ++i) {
+    const T r = !(x[i] <= 0) ? x[i] : T(0);
+    out[i] = r * (((bits[i / 64] >> (i % 64)) & 1) ? scale : T(0));
+    if (!(r > 0)) bits[i / 64] &= ~(uint64_t(1) << (i % 64));
+  }
+}
+
 // Word k holds x[64k + j] > 0 at bit j; the lanes past n read as 0, which is not > 0.
 [[gnu::target("avx512f")]] void pack_positive_f32_avx512(const float* x, uint64_t* words, int64_t n) {
   for (int64_t k = 0; k * 64 < n; ++k) {
@@ -104,11 +132,10 @@ void select_scaled(const uint64_t* bits, const T* x, T scale, T* out, int64_t n)
   for (; i < n; ++i) one(i, (bits[i / 64] >> (i % 64)) & 1);
 }
 
-}  // namespace
-
-DropoutResult dropout(const Tensor& x, double p, Generator* gen) {
-  check<ValueError>(p >= 0 && p <= 1, "dropout: probability must be in [0, 1], got {}", p);
-  detail::check_defined(x, "dropout");
+// dropout(x), or with `relu` dropout(relu(x)) with the bits of relu(x) > 0 cleared in keep.
+DropoutResult dropout_of(const Tensor& x, double p, Generator* gen, bool relu, const char* op) {
+  check<ValueError>(p >= 0 && p <= 1, "{}: probability must be in [0, 1], got {}", op, p);
+  detail::check_defined(x, op);
   Generator& g = gen ? *gen : default_generator();
   const Tensor xc = x.contiguous();
   const int64_t n = xc.numel();
@@ -127,14 +154,23 @@ DropoutResult dropout(const Tensor& x, double p, Generator* gen) {
     }
   }
   double scale_used = 0;
-  detail::dispatch_float(x.dtype(), "dropout", [&](auto z) {
+  detail::dispatch_float(x.dtype(), op, [&](auto z) {
     using T = decltype(z);
     // The rounding of x·(m / (1-p)) in T, as the float mask this replaces had it.
     const T scale = p < 1 ? T(1) / T(1 - p) : T(0);
-    select_scaled<true, T>(kw, xc.data<T>(), scale, y.data<T>(), n);
+    if (relu) relu_select<T>(kw, xc.data<T>(), scale, y.data<T>(), n);
+    else select_scaled<true, T>(kw, xc.data<T>(), scale, y.data<T>(), n);
     scale_used = double(scale);
   });
   return {y, keep, scale_used};
+}
+
+}  // namespace
+
+DropoutResult dropout(const Tensor& x, double p, Generator* gen) { return dropout_of(x, p, gen, false, "dropout"); }
+
+DropoutResult relu_dropout(const Tensor& x, double p, Generator* gen) {
+  return dropout_of(x, p, gen, true, "relu_dropout");
 }
 
 Tensor pack_positive(const Tensor& x) {

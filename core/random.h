@@ -76,6 +76,9 @@ struct DropoutResult {
   double scale = 0;
 };
 DropoutResult dropout(const Tensor& x, double p, Generator* gen = nullptr);
+/// dropout(relu(x), p) in one pass, with the two ops' draws and bits; `keep` holds m ≠ 0 and relu(x) > 0
+/// together, so that masked_scale(dy, keep, scale) is the backward of both. ValueError unless 0 <= p <= 1.
+DropoutResult relu_dropout(const Tensor& x, double p, Generator* gen = nullptr);
 /// A random permutation of 0..n-1 (i64, Fisher-Yates).
 Tensor randperm(int64_t n, Generator* gen = nullptr);
 

@@ -9,4 +9,9 @@ Dropout::Dropout(double p, Generator* gen) : p_(p), gen_(gen) {
 
 Variable Dropout::forward(const Variable& x) { return dropout(x, p_, is_training(), gen_); }
 
+Variable Dropout::forward_relu(const Variable& x) {
+  if (has_forward_hooks()) return (*this)(relu(x));  // a hook sees relu(x), its input unfused
+  return relu_dropout(x, p_, is_training(), gen_);
+}
+
 }  // namespace tg::nn

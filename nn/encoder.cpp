@@ -39,9 +39,8 @@ EncoderLayer::EncoderLayer(const EncoderLayerOptions& options)
 
 // ff(x) = linear2(drop(act(linear1(x)))): (B, S, E) -> (B, S, dim_feedforward) -> (B, S, E).
 Variable EncoderLayer::feed_forward(const Variable& x) {
-  Variable h = linear1_(x);
-  h = options_.activation == Activation::gelu ? gelu(h) : relu(h);
-  return linear2_(dropout_(h));
+  const Variable h = linear1_(x);
+  return linear2_(options_.activation == Activation::gelu ? dropout_(gelu(h)) : dropout_.forward_relu(h));
 }
 
 AttentionOutput EncoderLayer::run(const Variable& src, const EncoderCall& call, bool need_weights) {

@@ -79,6 +79,8 @@ class Layer {
   void register_layer(const std::string& name, Layer& child);
   /// Runs the forward hooks; layers with their own forward signatures call it themselves.
   void run_forward_hooks(const Variable& input, const Variable& output);
+  /// Whether a forward hook is registered (a fused forward falls back to the ops whose input hooks see).
+  bool has_forward_hooks() const { return !hooks_.empty(); }
 
  private:
   // ValueError unless `name` is non-empty, has no '.', and is not taken by a parameter, buffer or child.

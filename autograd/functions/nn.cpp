@@ -38,6 +38,14 @@ Tensor div_heads(const Tensor& x, double r) {
   return tg::div(x.permute({0, 2, 1, 3}), scalar_tensor(r, x.dtype())).permute({0, 2, 1, 3});
 }
 
+// Records r.output = x·m with m ∈ {0, r.scale} given by r.keep: dx = dy·m.
+Variable record_masked(const char* op, const Variable& x, const DropoutResult& r) {
+  return record(op, r.output, {x}, [keep = r.keep, scale = r.scale](const Variable& dy, const Variable&) -> Grads {
+    if (!grad_mode_enabled()) return {Variable(masked_scale(dy.value(), keep, scale))};
+    return {dy * Variable(masked_scale(ones(dy.shape(), dy.dtype()), keep, scale))};
+  });
+}
+
 }  // namespace
 
 // y = softmax(x).  dx = y·(dy - Σ dy·y): one core kernel, or the composition when the backward itself is
@@ -152,12 +160,15 @@ Variable embedding_bag(const Variable& weight, const Tensor& indices, int64_t pa
 Variable dropout(const Variable& x, double p, bool training, Generator* gen) {
   check<ValueError>(p >= 0 && p <= 1, "dropout: probability must be in [0, 1], got {}", p);
   if (!training || p == 0) return x;
-  DropoutResult r = tg::dropout(x.value(), p, gen);
-  return record("dropout", r.output, {x}, [keep = r.keep, scale = r.scale](const Variable& dy,
-                                                                            const Variable&) -> Grads {
-    if (!grad_mode_enabled()) return {Variable(masked_scale(dy.value(), keep, scale))};
-    return {dy * Variable(masked_scale(ones(dy.shape(), dy.dtype()), keep, scale))};
-  });
+  return record_masked("dropout", x, tg::dropout(x.value(), p, gen));
+}
+
+// y = relu(x)·m: dx = dy·m where x > 0, one mask for both (m's bits and x > 0's), one pass each way where
+// relu then dropout took two passes forward and two back over the feed-forward's largest activation.
+Variable relu_dropout(const Variable& x, double p, bool training, Generator* gen) {
+  check<ValueError>(p >= 0 && p <= 1, "relu_dropout: probability must be in [0, 1], got {}", p);
+  if (!training || p == 0) return relu(x);
+  return record_masked("relu_dropout", x, tg::relu_dropout(x.value(), p, gen));
 }
 
 // P = softmax(S), S = q·kᵀ/√d + masks, Pd = P·m (dropout), O = Pd·v.  With s = 1/√d:

@@ -115,6 +115,10 @@ const std::vector<GradCase>& cases() {
          Generator gen(3);  // a fresh generator per call: the same mask in every evaluation
          return dropout(x[0], 0.5, true, &gen);
        }},
+      {"relu_dropout", {{3, 4}}, [](const Inputs& x) {
+         Generator gen(3);
+         return relu_dropout(x[0], 0.5, true, &gen);
+       }},
       {"scaled_dot_product_attention", {{2, 3, 4}, {2, 5, 4}, {2, 5, 2}},
        [](const Inputs& x) { return scaled_dot_product_attention(x[0], x[1], x[2], Tensor(), Tensor()); }},
       {"scaled_dot_product_attention", {{2, 2, 3, 4}, {2, 1, 5, 4}, {5, 3}},  // broadcast k, v; both masks; dropout
@@ -168,7 +172,7 @@ TEST_CASE("second derivatives match finite differences for the core families") {
                                         "var", "logsumexp", "matmul", "linear", "softmax", "log_softmax", "layer_norm",
                                         "cross_entropy", "sqrt", "erf", "slice", "index_select", "embedding",
                                         "embedding_bag", "embedding_bag_backward",
-                                        "scaled_dot_product_attention", "relu", "dropout"};
+                                        "scaled_dot_product_attention", "relu", "dropout", "relu_dropout"};
   for (const GradCase& c : cases()) {
     if (!second.count(c.name)) continue;
     std::string name = c.name;

@@ -89,9 +89,11 @@ TEST_CASE("dropout_softmax_backward names the shapes and dtypes that do not fit"
 }
 
 namespace {
-std::vector<uint32_t> bits_of(const Tensor& t) {
-  std::vector<uint32_t> out(size_t(t.numel()));
-  std::memcpy(out.data(), t.data<float>(), out.size() * sizeof(float));
+// The bytes of a contiguous f32 or f64 tensor (NaN == NaN, -0 != +0).
+std::vector<uint8_t> bits_of(const Tensor& t) {
+  std::vector<uint8_t> out(size_t(t.numel() * dtype_size(t.dtype())));
+  if (t.dtype() == f32) std::memcpy(out.data(), t.data<float>(), out.size());
+  else std::memcpy(out.data(), t.data<double>(), out.size());
   return out;
 }
 }  // namespace
@@ -123,4 +125,32 @@ TEST_CASE("f32 masked_scale, dropout and pack_positive give the per-element defi
     for (size_t i = 0; i < size_t(n); ++i) positive[i] = xs[i] > 0;
     CHECK(unpack_mask(pack_positive(x), {n}).to_vector<bool>() == positive);
   }
+}
+
+TEST_CASE("relu_dropout gives dropout(relu(x))'s draws and bits, and keeps the bits of both masks") {
+  const float specials[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, -1e-40f, 3.5f, -2.25f};
+  Generator gen(23);
+  for (DType dtype : {f32, f64})
+    for (int64_t n : {1, 15, 16, 17, 63, 64, 65, 100, 200, 1000}) {
+      CAPTURE(n);
+      CAPTURE(dtype);
+      std::vector<float> xs = randn({n}, f32, &gen).to_vector<float>();
+      for (int64_t i = 0; i < n; i += 5) xs[size_t(i)] = specials[size_t(i / 5) % std::size(specials)];
+      const Tensor x = tensor(std::vector<double>(xs.begin(), xs.end()), {n}, dtype);
+      for (double p : {0.0, 0.3, 1.0}) {
+        Generator a{static_cast<uint64_t>(n)}, b{static_cast<uint64_t>(n)};
+        const DropoutResult fused = relu_dropout(x, p, &a);
+        const Tensor y = relu(x);
+        const DropoutResult apart = dropout(y, p, &b);
+        CHECK(bits_of(fused.output) == bits_of(apart.output));
+        CHECK(fused.scale == apart.scale);
+        const std::vector<bool> keep = unpack_mask(fused.keep, {n}).to_vector<bool>();
+        const std::vector<bool> kept = unpack_mask(apart.keep, {n}).to_vector<bool>();
+        const std::vector<bool> positive = unpack_mask(pack_positive(y), {n}).to_vector<bool>();
+        for (size_t i = 0; i < size_t(n); ++i) CHECK(keep[i] == (kept[i] && positive[i]));
+        CHECK(a.get_state() == b.get_state());  // the same number of draws
+      }
+    }
+  CHECK_THROWS_WITH_AS(relu_dropout(ones({2}), 1.5), "relu_dropout: probability must be in [0, 1], got 1.5",
+                       ValueError);
 }
