@@ -10,6 +10,7 @@
 
 #include "core/fast_math.h"
 #include "core/kernel_util.h"
+#include "core/layer_norm_row.h"
 #include "core/ops.h"
 #include "core/parallel.h"
 #include "core/softmax_row.h"
@@ -124,7 +125,53 @@ void softmax_line(const T* in, T* out, int64_t n, int64_t s) {
   for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(out[j * s]) / sum);
 }
 
+// Layer-norm rows (layer_norm_row.h): both sums in double, in 8 lanes so that they vectorise, and the affine
+// output in the same pass (a layer norm's mul and add were two more passes over its rows).
+template <class T>
+void normalize_rows(const T* x, T* xhat, T* y, const T* w, const T* b, int64_t rows, int64_t n, double eps, T* mean,
+                    T* rstd) {
+  for (int64_t i = 0; i < rows; ++i, x += n, xhat += n, y = y ? y + n : y) {
+    const double m = sum8<double>(n, [x](int64_t j) { return double(x[j]); }) / double(n);
+    const double v = sum8<double>(n, [x, m](int64_t j) { return (double(x[j]) - m) * (double(x[j]) - m); });
+    const double rs = 1.0 / std::sqrt(v / double(n) + eps);
+    for (int64_t j = 0; j < n; ++j) xhat[j] = T((double(x[j]) - m) * rs);
+    if (y && w && b)
+      for (int64_t j = 0; j < n; ++j) y[j] = xhat[j] * w[j] + b[j];
+    else if (y)
+      for (int64_t j = 0; j < n; ++j) y[j] = w ? xhat[j] * w[j] : xhat[j] + b[j];
+    mean[i] = T(m), rstd[i] = T(rs);
+  }
+}
+
+// Rows of layer_norm_backward (layer_norm_row.h); the row sums run in T's precision in 8 lanes. g = dy·w goes
+// through a buffer: computed inside the sums it kept them from vectorising (35 % slower on SSE).
+template <class T>
+void layer_norm_backward_rows(const T* dy, const T* xhat, const T* w, const T* rstd, T* dx, double* dw, double* db,
+                              int64_t rows, int64_t n) {
+  std::vector<T> g(static_cast<size_t>(n));
+  for (int64_t i = 0; i < rows; ++i, dy += n, xhat += n, dx += n) {
+    for (int64_t j = 0; j < n; ++j) g[j] = w ? dy[j] * w[j] : dy[j];
+    const T mg = sum8<T>(n, [&g](int64_t j) { return g[j]; }) / T(n);
+    const T mgx = sum8<T>(n, [&g, xhat](int64_t j) { return g[j] * xhat[j]; }) / T(n);
+    for (int64_t j = 0; j < n; ++j) dx[j] = rstd[i] * (g[j] - mg - xhat[j] * mgx);
+    if (dw)
+      for (int64_t j = 0; j < n; ++j) dw[j] += double(dy[j]) * double(xhat[j]);
+    if (db)
+      for (int64_t j = 0; j < n; ++j) db[j] += double(dy[j]);
+  }
+}
+
 }  // namespace
+
+void detail::layer_norm_f32_portable(const float* x, float* xhat, float* y, const float* w, const float* b,
+                                     int64_t rows, int64_t n, double eps, float* mean, float* rstd) {
+  normalize_rows(x, xhat, y, w, b, rows, n, eps, mean, rstd);
+}
+
+void detail::layer_norm_backward_f32_portable(const float* dy, const float* xhat, const float* w, const float* rstd,
+                                              float* dx, double* dw, double* db, int64_t rows, int64_t n) {
+  layer_norm_backward_rows(dy, xhat, w, rstd, dx, dw, db, rows, n);
+}
 
 void detail::log_softmax_f32_portable(const float* in, float* out, int64_t n) {
   const float m = fold8(n, -INFINITY, MaxOf{in});
@@ -256,7 +303,6 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const
                       t->shape(), t->dtype(), rows_shape, x.dtype());
   Tensor c = x.contiguous(), out = empty(x.shape(), x.dtype());
   Tensor mean = empty(stat_shape, x.dtype()), rstd = empty(stat_shape, x.dtype());
-  // The affine output in the same pass: a layer norm's mul and add were two more passes over its rows.
   const Tensor w = weight.defined() ? weight.contiguous() : Tensor(), b = bias.defined() ? bias.contiguous() : Tensor();
   Tensor affine = w.defined() || b.defined() ? empty(x.shape(), x.dtype()) : Tensor();
   int64_t rows = n ? x.numel() / n : 0;
@@ -267,20 +313,11 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const
     const T *pw = w.defined() ? w.data<T>() : nullptr, *pb = b.defined() ? b.data<T>() : nullptr;
     T* pa = affine.defined() ? affine.data<T>() : nullptr;
     parallel_for(rows, std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
-      for (int64_t r = lo; r < hi; ++r) {
-        const T* row = pi + r * n;
-        T* y = po + r * n;
-        // Both sums in double, in 8 lanes so that they vectorise.
-        const double m = sum8<double>(n, [row](int64_t j) { return double(row[j]); }) / double(n);
-        const double v = sum8<double>(n, [row, m](int64_t j) { return (double(row[j]) - m) * (double(row[j]) - m); });
-        const double rs = 1.0 / std::sqrt(v / double(n) + eps);
-        for (int64_t j = 0; j < n; ++j) y[j] = T((double(row[j]) - m) * rs);
-        if (pa && pw && pb)
-          for (int64_t j = 0; j < n; ++j) pa[r * n + j] = y[j] * pw[j] + pb[j];
-        else if (pa)
-          for (int64_t j = 0; j < n; ++j) pa[r * n + j] = pw ? y[j] * pw[j] : y[j] + pb[j];
-        pm[r] = T(m), pr[r] = T(rs);
-      }
+      const T* x = pi + lo * n;
+      T *xhat = po + lo * n, *y = pa ? pa + lo * n : nullptr;
+      if constexpr (is_f32<T>)
+        if (detail::layer_norm_f32_avx512(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo)) return;
+      normalize_rows(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo);
     });
   });
   return {out, mean, rstd, affine};
@@ -291,7 +328,7 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const
 namespace tg {
 
 // Per row of n: g = dy·w, dx = rstd·(g - mean(g) - x̂·mean(g·x̂)); the column sums dw = Σ dy·x̂ and db = Σ dy
-// are taken per chunk of rows in double and added under a lock. Row sums run in T's precision in 8 lanes.
+// are taken per chunk of rows in double and added under a lock. f32 rows run on AVX-512 where the CPU has it.
 LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& xhat, const Tensor& rstd, const Tensor& weight,
                                    bool with_bias) {
   check<ShapeError>(dy.shape() == xhat.shape(), "layer_norm_backward: dy {} vs x̂ {}", dy.shape(), xhat.shape());
@@ -313,19 +350,13 @@ LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& xhat, const T
     T* po = out.dx.data<T>();
     parallel_for(rows, std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
       std::vector<double> dw_part(dw.size()), db_part(db.size());
-      std::vector<T> gw_buf(n);
-      T* gw = gw_buf.data();
-      for (int64_t row = lo; row < hi; ++row) {
-        const T *gy = pg + row * n, *xh = ph + row * n;
-        T* dx = po + row * n;
-        for (int64_t j = 0; j < n; ++j) gw[j] = pw ? gy[j] * pw[j] : gy[j];
-        const T mg = sum8<T>(n, [&](int64_t j) { return gw[j]; }) / T(n);
-        const T mgx = sum8<T>(n, [&](int64_t j) { return gw[j] * xh[j]; }) / T(n);
-        const T rs = pr[row];
-        for (int64_t j = 0; j < n; ++j) dx[j] = rs * (gw[j] - mg - xh[j] * mgx);
-        for (int64_t j = 0; j < int64_t(dw_part.size()); ++j) dw_part[j] += double(gy[j]) * double(xh[j]);
-        for (int64_t j = 0; j < int64_t(db_part.size()); ++j) db_part[j] += double(gy[j]);
-      }
+      double* pdw = dw_part.empty() ? nullptr : dw_part.data();
+      double* pdb = db_part.empty() ? nullptr : db_part.data();
+      const T *gy = pg + lo * n, *xh = ph + lo * n;
+      bool done = false;
+      if constexpr (is_f32<T>)
+        done = detail::layer_norm_backward_f32_avx512(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n);
+      if (!done) layer_norm_backward_rows(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n);
       std::lock_guard lock(mu);
       for (size_t j = 0; j < dw.size(); ++j) dw[j] += dw_part[j];
       for (size_t j = 0; j < db.size(); ++j) db[j] += db_part[j];

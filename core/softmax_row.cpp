@@ -13,32 +13,12 @@
 // ±0, subnormal and large inputs.
 #include "core/softmax_row.h"
 
-// g++ 12 warns inside its own AVX-512 headers about the _mm512_undefined_* operands of some intrinsics
-// (GCC bug 105593, fixed in 13): nothing of ours is uninitialised.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-
 #include <initializer_list>
+
+#include "core/avx512.h"
 
 namespace tg::detail {
 namespace {
-
-// The byte masks of the masked line need AVX-512 BW and VL, which every AVX-512 CPU but Xeon Phi has.
-bool has_avx512() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl");
-  }();
-  return yes;
-}
-
-#define TG_AVX512 [[gnu::target("avx512f,avx512bw,avx512vl,avx2")]]
-
-TG_AVX512 inline __mmask16 tail_mask(int64_t left) {
-  return left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
-}
 
 // exp_f32 (core/fast_math.h) on 16 lanes; see there for the constants and the masks.
 TG_AVX512 inline __m512 exp16(__m512 x) {
@@ -199,7 +179,5 @@ bool softmax_backward_f32_avx512(const float* g, const float* p, float* out, int
   softmax_backward_line(g, p, out, n);
   return true;
 }
-
-#undef TG_AVX512
 
 }  // namespace tg::detail

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -156,6 +157,15 @@ inline void check_close(const Tensor& got, const std::vector<double>& want, doub
   }
   INFO("worst element #", at_i, ": got ", at_i >= 0 ? g[at_i] : 0.0, ", want ", at_i >= 0 ? want[at_i] : 0.0);
   CHECK(at_i == -1);
+}
+
+/// Equal bits element by element, or NaN on both sides: a NaN's sign and payload depend on which operand x86
+/// propagates, and no result that matters holds a NaN.
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0 && !(std::isnan(a[i]) && std::isnan(b[i]))) return false;
+  return a.size() == b.size();
 }
 
 /// Checks shape and values together.

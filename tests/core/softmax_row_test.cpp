@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <algorithm>
-#include <cstring>
 #include <random>
 #include <vector>
 
@@ -13,8 +12,10 @@
 #include "core/ops.h"
 #include "core/random.h"
 #include "core/softmax_row.h"
+#include "reference.h"
 
 using namespace tg;
+using namespace tg::test;
 
 namespace {
 
@@ -34,25 +35,10 @@ std::vector<float> line(std::mt19937& gen, int64_t n, bool specials) {
   return x;
 }
 
-// Equal bits, or NaN on both sides: a NaN's sign and payload depend on which operand x86 propagates, and no
-// result that matters holds a NaN.
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0 && !(std::isnan(a[i]) && std::isnan(b[i]))) return false;
-  return a.size() == b.size();
-}
-
-template <class T>
-bool same_values_bits(const Tensor& a, const Tensor& b) {
-  const std::vector<T> x = a.to_vector<T>(), y = b.to_vector<T>();
-  for (size_t i = 0; i < x.size(); ++i)
-    if (std::memcmp(&x[i], &y[i], sizeof(T)) != 0 && !(std::isnan(x[i]) && std::isnan(y[i]))) return false;
-  return x.size() == y.size();
-}
-
 bool same_bits(const Tensor& a, const Tensor& b) {
   if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
-  return a.dtype() == f32 ? same_values_bits<float>(a, b) : same_values_bits<double>(a, b);
+  return a.dtype() == f32 ? test::same_bits(a.to_vector<float>(), b.to_vector<float>())
+                          : test::same_bits(a.to_vector<double>(), b.to_vector<double>());
 }
 
 }  // namespace
