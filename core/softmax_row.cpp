@@ -9,7 +9,7 @@
 //    is NaN), and a max of -0 or +0 gives the same exps;
 //  - the sums follow sum8: 8 lanes over the whole blocks of 8, the tail in order from +0, then the lanes
 //    added to it one by one.
-// tests/core/normalize_test.cpp compares both lines bit for bit on every length to 200 with -inf, NaN, inf,
+// tests/core/softmax_row_test.cpp compares both lines bit for bit on every length to 200 with -inf, NaN, inf,
 // ±0, subnormal and large inputs.
 #include "core/softmax_row.h"
 
