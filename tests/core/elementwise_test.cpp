@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <functional>
+#include <iterator>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "core/ops.h"
@@ -271,4 +274,33 @@ TEST_CASE("binary ops name both shapes when they do not broadcast") {
                        ShapeError);
   CHECK_THROWS_WITH_AS(masked_fill(ones({3}), ones({2}, boolean), 0),
                        doctest::Contains("masked_fill: shapes cannot be broadcast: (3,) vs (2,)"), ShapeError);
+}
+
+// The flat loops run in an AVX-512 build on such a CPU: the same IEEE operation per element as a scalar loop, at
+// every length (whole vectors and tails), with specials, and with a scalar on either side.
+TEST_CASE("f32 add, sub, mul and div of contiguous operands give a scalar loop's bits at every length") {
+  const float specials[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, -1e-40f, 3e38f, 1e-30f};
+  using Op = Tensor (*)(const Tensor&, const Tensor&);
+  const std::pair<Op, float (*)(float, float)> ops[] = {
+      {add, [](float x, float y) { return x + y; }}, {sub, [](float x, float y) { return x - y; }},
+      {mul, [](float x, float y) { return x * y; }}, {div, [](float x, float y) { return x / y; }}};
+  for (int64_t n = 1; n <= 70; ++n) {
+    std::vector<float> xs(static_cast<size_t>(n)), ys(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      xs[size_t(i)] = i % 5 == 0 ? specials[size_t(i / 5) % std::size(specials)] : float(std::sin(double(i))) * 7;
+      ys[size_t(i)] = i % 3 == 0 ? specials[size_t(i / 3) % std::size(specials)] : float(std::cos(double(i))) + 0.1f;
+    }
+    const Tensor x = tensor(std::vector<double>(xs.begin(), xs.end()), {n}, f32);
+    const Tensor y = tensor(std::vector<double>(ys.begin(), ys.end()), {n}, f32);
+    const Tensor s = scalar_tensor(0.7, f32);
+    for (const auto& [op, f] : ops) {
+      CAPTURE(n);
+      std::vector<float> both(static_cast<size_t>(n)), right(both), left(both);
+      for (size_t i = 0; i < size_t(n); ++i)
+        both[i] = f(xs[i], ys[i]), right[i] = f(xs[i], 0.7f), left[i] = f(0.7f, ys[i]);
+      CHECK(same_bits(op(x, y).to_vector<float>(), both));
+      CHECK(same_bits(op(x, s).to_vector<float>(), right));
+      CHECK(same_bits(op(s, y).to_vector<float>(), left));
+    }
+  }
 }
