@@ -123,7 +123,9 @@ struct Node {
   int slot = 0;                                       // its index in that walk
   bool freed = false;
 
-  Node() = default;
+  // User-provided (not = default): allocate_shared value-initialises, which zeroed all ~800 bytes (the
+  // backward's inline buffer, the inline edges) before the members' own initialisers ran, on every op.
+  Node() {}
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
   /// Releases the chain of inputs iteratively, so dropping a 100 000-op graph does not overflow the stack.
