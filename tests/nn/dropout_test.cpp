@@ -71,3 +71,36 @@ TEST_CASE("Dropout refuses a probability outside [0, 1]") {
   CHECK_THROWS_WITH_AS(nn::Dropout(1.5), "Dropout: probability must be in [0, 1], got 1.5", ValueError);
   CHECK_THROWS_AS(nn::Dropout(-0.1), ValueError);
 }
+
+TEST_CASE("Dropout::forward_relu gives forward(relu(x))'s values, mask and gradient; relu alone in eval") {
+  Generator a(11), b(11);
+  nn::Dropout fused(0.3, &a), apart(0.3, &b);
+  Variable x(randn({6, 40}), true), x2(x.value().clone(), true);
+  const Variable y = fused.forward_relu(x), y2 = apart(relu(x2));
+  CHECK(test::max_abs_diff(y.value(), y2.value()) == 0);
+  const Tensor dy = randn(y.shape());
+  y.backward(dy);
+  y2.backward(dy);
+  CHECK(test::max_abs_diff(x.grad(), x2.grad()) == 0);
+  CHECK(amax(abs(x.grad())).item() > 0);
+  fused.eval();
+  CHECK(test::max_abs_diff(fused.forward_relu(x).value(), relu(x.value())) == 0);
+}
+
+TEST_CASE("Dropout::forward_relu runs relu then the layer when a forward hook would see its input") {
+  nn::Dropout d(0.5);
+  Tensor seen;
+  d.register_forward_hook([&](nn::Layer&, const Variable& in, const Variable&) { seen = in.value(); });
+  const Variable x(randn({3, 4}));
+  d.forward_relu(x);
+  REQUIRE(seen.defined());
+  CHECK(test::max_abs_diff(seen, relu(x.value())) == 0);
+}
+
+TEST_CASE("relu_dropout refuses a probability outside [0, 1], in training or not") {
+  const Variable x(randn({2, 3}), true);
+  CHECK_THROWS_WITH_AS(relu_dropout(x, 1.5, true), "relu_dropout: probability must be in [0, 1], got 1.5",
+                       ValueError);
+  CHECK_THROWS_WITH_AS(relu_dropout(x, -0.5, false), "relu_dropout: probability must be in [0, 1], got -0.5",
+                       ValueError);
+}
