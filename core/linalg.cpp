@@ -153,38 +153,31 @@ std::pair<Tensor, Tensor> checked_operands(const Tensor& a, const Tensor& b, con
   return {a.dim() == 1 ? a.unsqueeze(0) : a, b.dim() == 1 ? b.unsqueeze(1) : b};
 }
 
-// linear's product on the small-GEMM kernel with the bias in its store, or undefined where matmul would not
-// take that kernel for x (contiguous, seen as (rows, in)) @ weightᵀ: then matmul and add give the bits.
-Tensor linear_small(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  if (x.dtype() != f32 || weight.dtype() != f32 || bias.dtype() != f32 || !x.is_contiguous() || !bias.is_contiguous())
-    return {};
+// linear with the bias inside the product, with the bits of matmul then add, or undefined where that cannot
+// be had (then matmul and add run). x is contiguous, seen as (rows, in) @ weightᵀ:
+//  - on our small-GEMM kernel, the bias is added in its store;
+//  - on OpenBLAS's level-3 path in one K block, the output is prefilled with the bias and OpenBLAS adds the
+//    product onto it (beta = 1), which saves the pass of adding the bias and OpenBLAS's zeroing of C; bias + 0
+//    turns a -0 bias into +0, as adding onto OpenBLAS's zeroed C does for a -0 sum.
+Tensor linear_with_bias(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (x.dtype() != f32 || weight.dtype() != f32 || bias.dtype() != f32 || !x.is_contiguous()) return {};
   const int64_t K = x.size(-1), N = weight.size(0), M = K ? x.numel() / K : 0;
   const BlasMat mb = as_blas(weight.mT());
   const bool tb = mb.trans == CblasTrans;
-  if (!detail::sgemm_small_matches_blas(false, tb, M, N, K)) return {};
-  Shape shape = x.shape();
-  shape.back() = N;
-  Tensor out = empty(shape, f32);
-  const int64_t at = 0;
-  detail::sgemm_small_batched(false, tb, M, N, K, x.data<float>(), K, &at, mb.t.data<float>(), mb.ld, &at,
-                              out.data<float>(), &at, N, 1, bias.data<float>());
-  return out;
-}
-
-// linear's product added by OpenBLAS onto an output prefilled with the bias (beta = 1: the pass of adding the bias
-// afterwards is saved, and so is OpenBLAS's zeroing of C), or undefined where that would not give the bits of
-// matmul then add. bias + 0 turns a -0 bias into +0, as adding onto OpenBLAS's zeroed C does for a -0 sum.
-Tensor linear_onto_bias(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  if (x.dtype() != f32 || weight.dtype() != f32 || bias.dtype() != f32 || !x.is_contiguous()) return {};
-  const int64_t K = x.size(-1), N = weight.size(0), M = K ? x.numel() / K : 0;
-  const bool tb = as_blas(weight.mT()).trans == CblasTrans;
-  if (!detail::sgemm_sums_onto_c(false, tb, M, N, K)) return {};
+  const bool small = detail::sgemm_small_matches_blas(false, tb, M, N, K);
+  if (!small && !detail::sgemm_sums_onto_c(false, tb, M, N, K)) return {};
   Shape shape = x.shape();
   shape.back() = N;
   Tensor out = empty(shape, f32);
   const Tensor b = bias.contiguous();
   const float* pb = b.data<float>();
   float* po = out.data<float>();
+  if (small) {
+    const int64_t at = 0;
+    detail::sgemm_small_batched(false, tb, M, N, K, x.data<float>(), K, &at, mb.t.data<float>(), mb.ld, &at, po, &at, N,
+                                1, pb);
+    return out;
+  }
   parallel_for(M, std::max<int64_t>(1, kGrainElements / N), [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i)
       for (int64_t j = 0; j < N; ++j) po[i * N + j] = pb[j] + 0.0f;
@@ -203,10 +196,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                     weight.shape());
   check<ShapeError>(!bias.defined() || bias.shape() == Shape{weight.size(0)},
                     "linear: bias {} does not fit weight {}: expected (out)", bias.shape(), weight.shape());
-  if (bias.defined()) {
-    if (Tensor y = linear_small(x, weight, bias); y.defined()) return y;
-    if (Tensor y = linear_onto_bias(x, weight, bias); y.defined()) return y;
-  }
+  if (bias.defined())
+    if (Tensor y = linear_with_bias(x, weight, bias); y.defined()) return y;
   const Tensor y = matmul(x, weight.mT());
   return bias.defined() ? add(y, bias) : y;
 }
