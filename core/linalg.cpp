@@ -1,8 +1,9 @@
-// Matrix products on OpenBLAS. A 2-D operand whose view is a transposed contiguous matrix is passed to cblas_?gemm with
-// a transpose flag instead of being copied; batch dims broadcast as in PyTorch's matmul and each batch entry is one
-// GEMM call (large ones split by rows over the threads). Small f32 products go to our own kernel where it gives
-// OpenBLAS's bits (sgemm_small.cpp), batch entries in runs. matmul_out writes into a given layout (attention's per-head
-// results straight into (B, S, H, d) order), with the same bits per element as matmul.
+// Matrix products on OpenBLAS. A 2-D operand whose view is a transposed contiguous matrix is passed to cblas_?gemm
+// with a transpose flag instead of being copied; batch dims broadcast as in PyTorch's matmul and each batch entry is
+// one GEMM call (large ones split by rows over the threads). Small f32 products go to our own kernel
+// (sgemm_small.cpp: on OpenBLAS's SkylakeX core where it gives OpenBLAS's bits, on other cores all of them), batch
+// entries in runs. matmul_out writes into a given layout (attention's per-head results straight into (B, S, H, d)
+// order), with the same bits per element as matmul.
 #include <cblas.h>
 
 #include <algorithm>
@@ -48,8 +49,8 @@ void gemm(const BlasMat& a, const BlasMat& b, int64_t a_at, int64_t b_at, T* c, 
 // threads or, with fewer entries than threads, parts of rows. A part takes at least kSplitMNK multiply-adds:
 // above OpenBLAS's small-matrix kernels (100³) and our own (256³), it takes the whole product's kernels, and
 // on SkylakeX's (and the generic cores') every element then sums its terms as in the whole product: the same
-// bits at any thread count. Haswell's kernels sum the last rows of a part otherwise (some elements differ in
-// the last bit from one thread, as they did under OpenBLAS's own threads).
+// bits at any thread count. Haswell's kernels (and Zen's) sum the last rows of a part otherwise (some elements
+// differ in the last bit from one thread, as they did under OpenBLAS's own threads).
 constexpr double kSplitMNK = 256.0 * 256.0 * 256.0;
 // Work of fewer multiply-adds than this per thread (100-200 µs) is not worth waking one for (parallel.h).
 constexpr double kThreadWork = double(int64_t(1) << 23);
@@ -98,7 +99,7 @@ void batched_into(const Tensor& a, const Tensor& b, Tensor out, bool onto_out = 
   });
   const int64_t count = int64_t(a_at.size());
   const double mnk = double(M) * double(N) * double(K);
-  if (!onto_out && a.dtype() == f32 && detail::sgemm_small_matches_blas(ta, tb, M, N, K)) {
+  if (!onto_out && a.dtype() == f32 && detail::sgemm_small_takes(ta, tb, M, N, K)) {
     // Attention's B·H heads in runs of entries, one run per thread.
     parallel_for(count, grain(mnk), [&](int64_t p0, int64_t p1) {
       detail::sgemm_small_batched(ta, tb, M, N, K, ma.t.data<float>(), ma.ld, a_at.data() + p0, mb.t.data<float>(),
@@ -164,7 +165,7 @@ Tensor linear_with_bias(const Tensor& x, const Tensor& weight, const Tensor& bia
   const int64_t K = x.size(-1), N = weight.size(0), M = K ? x.numel() / K : 0;
   const BlasMat mb = as_blas(weight.mT());
   const bool tb = mb.trans == CblasTrans;
-  const bool small = detail::sgemm_small_matches_blas(false, tb, M, N, K);
+  const bool small = detail::sgemm_small_takes(false, tb, M, N, K);
   if (!small && !detail::sgemm_sums_onto_c(false, tb, M, N, K)) return {};
   Shape shape = x.shape();
   shape.back() = N;

@@ -1,20 +1,26 @@
 // Small f32 GEMMs without OpenBLAS's per-call costs (packing both operands, zeroing C with sgemm_beta, the
 // level-3 driver), for the tiny products of small transformers: 64 x 64 weights, per-head (S x 16) @ (16 x S).
+// Each element of C sums its terms over k in order with one FMA per term into one accumulator started at +0.
 //
-// Every published result was computed with OpenBLAS's summation order, so this path is taken only where it
-// gives the same bits. Debian's OpenBLAS 0.3.21 on its SkylakeX core sums each element of C over k in order
-// with one FMA per term into one accumulator started at +0 (its small-matrix kernels, and its level-3 kernel
-// within one K block), except where measured otherwise below. Found by comparing with cblas_sgemm bit for
-// bit over a sweep of shapes (tests/core/sgemm_small_test.cpp runs that sweep on every build):
+// On OpenBLAS's SkylakeX core every published result was computed with OpenBLAS's summation order, so there
+// this path is taken only where it gives the same bits. Debian's OpenBLAS 0.3.21 on that core sums as above
+// (its small-matrix kernels, and its level-3 kernel within one K block), except where measured otherwise
+// below. Found by comparing with cblas_sgemm bit for bit over a sweep of shapes
+// (tests/core/sgemm_small_test.cpp runs that sweep on every build):
 //  - K > 448 (SGEMM_DEFAULT_Q) on the level-3 path: the driver sums k in blocks and adds the blocks' sums
 //    into C. With one thread the blocks follow driver/level3/level3.c (next_block below: K = 593 is
 //    304 + 289); with more they are split otherwise (297 + 296), so those products stay on OpenBLAS;
 //  - its small-matrix kernels (M·N·K <= 100^3) for row-major A @ B sum "dot style" in 16 lanes reduced by a
 //    tree when N % 16 is 1..8 and K >= 32, and for row-major A @ Bᵀ always (taken when M·N <= 1200 and
-//    K >= 32);
-//  - other cores (Haswell, Prescott, ...) have other kernels, so nothing is taken over there.
+//    K >= 32).
 // Where C's sum is -0 (every product an underflow to -0), the level-3 path stores it onto a zeroed C and
 // gives +0, the small-matrix kernels store -0: the store below does the same.
+//
+// Other cores' kernels sum otherwise, and not in one order we could follow: on an AMD EPYC (Zen 3), the
+// Zen core's sgemm gives some elements, depending on their row and column in its tiles, two accumulators
+// (even and odd k) that it adds at the end. There, with an AVX2 and FMA CPU, every product under 256³
+// multiply-adds is ours, summed in order in one pass (K not blocked): its bits are the in-order sum's, not
+// OpenBLAS's, and the same at any thread count (linalg.cpp splits a product over threads only from 2·256³).
 #include "core/sgemm_small.h"
 
 #include <cblas.h>
@@ -33,12 +39,22 @@ constexpr double kSmallMNK = 100.0 * 100 * 100;  // sgemm_small_matrix_permit's 
 constexpr double kThreadMNK = 65536.0 * 4;       // OpenBLAS runs a product on one thread up to here
 constexpr double kMaxMNK = 256.0 * 256 * 256;    // from here OpenBLAS's cache blocking wins: left to it
 
-bool core_is_skylakex() {
-  static const bool yes = [] {
+// Where our kernel runs: nowhere, on OpenBLAS's SkylakeX core where it gives its bits, or (other cores, an
+// AVX2 and FMA CPU) on every small product, summed in order. Its vectors: AVX-512 where the CPU has it.
+enum class Mode { off, blas_bits, in_order };
+struct Target {
+  Mode mode;
+  bool avx512;
+};
+const Target& target() {
+  static const Target t = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && std::strcmp(openblas_get_corename(), "SkylakeX") == 0;
+    const bool avx512 = __builtin_cpu_supports("avx512f");
+    if (avx512 && std::strcmp(openblas_get_corename(), "SkylakeX") == 0) return Target{Mode::blas_bits, true};
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Target{Mode::in_order, avx512};
+    return Target{Mode::off, false};
   }();
-  return yes;
+  return t;
 }
 
 // How a block's sums reach C: stored as they are (small-matrix kernels), added to a zeroed C (the level-3
@@ -46,12 +62,13 @@ bool core_is_skylakex() {
 enum class Store { sum, onto_zero, add };
 
 // MR rows x NV vectors of 16 columns of C: acc = fma(A(i, k), B(k, j), acc) for k = 0..K-1. A(i, k) is
-// a[i·ai + k·ak]; B's rows are contiguous (b[k·ldb + j]); the last vector's columns are masked by `last`.
+// a[i·ai + k·ak]; B's rows are contiguous (b[k·ldb + j]); the last vector has `tail` columns (1..16).
 // A bias (bias[j], or null) is added to what is stored, as a separate add of the bias to C would.
 template <int MR, int NV>
-[[gnu::target("avx512f")]] void block(const float* a, int64_t ai, int64_t ak, const float* b, int64_t ldb,
-                                      float* c, int64_t ldc, int64_t K, __mmask16 last, Store store,
-                                      const float* bias) {
+[[gnu::target("avx512f")]] void block512(const float* a, int64_t ai, int64_t ak, const float* b, int64_t ldb,
+                                         float* c, int64_t ldc, int64_t K, int64_t tail, Store store,
+                                         const float* bias) {
+  const __mmask16 last = __mmask16((1u << tail) - 1);
   __m512 acc[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
@@ -83,19 +100,72 @@ template <int MR, int NV>
     }
 }
 
-using BlockFn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t, int64_t, __mmask16,
-                         Store, const float*);
-// Rows per block for NV vectors of columns: enough accumulators to cover the FMA latency (4 cycles at 2 per
-// cycle), at most 24 of them plus NV rows of B and a broadcast in the 32 zmm registers.
-constexpr int kRows[5] = {0, 12, 8, 6, 6};
-template <int NV, size_t... R>
-constexpr std::array<BlockFn, sizeof...(R)> blocks_for(std::index_sequence<R...>) {
-  return {block<int(R) + 1, NV>...};
+// block512 on AVX2: NV vectors of 8 columns, the last with `tail` (1..8). Only the in-order mode runs it, which
+// stores whole sums (Store::sum).
+template <int MR, int NV>
+[[gnu::target("avx2,fma")]] void block256(const float* a, int64_t ai, int64_t ak, const float* b, int64_t ldb,
+                                          float* c, int64_t ldc, int64_t K, int64_t tail, Store, const float* bias) {
+  const __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(tail)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  __m256 acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < K; ++k) {
+    __m256 bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      bv[v] = v + 1 < NV ? _mm256_loadu_ps(b + k * ldb + 8 * v) : _mm256_maskload_ps(b + k * ldb + 8 * v, last);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      __m256 av = _mm256_broadcast_ss(a + r * ai + k * ak);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      float* to = c + r * ldc + 8 * v;
+      __m256 x = acc[r][v];
+      if (v + 1 < NV) {
+        if (bias) x = _mm256_add_ps(x, _mm256_loadu_ps(bias + 8 * v));
+        _mm256_storeu_ps(to, x);
+      } else {
+        if (bias) x = _mm256_add_ps(x, _mm256_maskload_ps(bias + 8 * v, last));
+        _mm256_maskstore_ps(to, last, x);
+      }
+    }
 }
+
+using BlockFn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t, int64_t, int64_t,
+                         Store, const float*);
+// A kernel family: `lanes` floats a vector, up to kRows[NV] rows by NV vectors a block (NV = 1..kVectors).
+// The rows give enough accumulators to cover the FMA latency (4 cycles at 2 a cycle) while they, NV rows of B
+// and a broadcast fit the registers: at most 24 of 32 zmm, 12 of 16 ymm.
+struct Kernels {
+  int64_t lanes, vectors;
+  const int* rows;
+  const BlockFn* const* blocks;  // blocks[NV][MR - 1]
+};
+template <int NV, size_t... R>
+constexpr std::array<BlockFn, sizeof...(R)> blocks512(std::index_sequence<R...>) {
+  return {block512<int(R) + 1, NV>...};
+}
+template <int NV, size_t... R>
+constexpr std::array<BlockFn, sizeof...(R)> blocks256(std::index_sequence<R...>) {
+  return {block256<int(R) + 1, NV>...};
+}
+constexpr int kRows512[5] = {0, 12, 8, 6, 6}, kRows256[3] = {0, 12, 6};
 template <int NV>
-constexpr auto kBlocksFor = blocks_for<NV>(std::make_index_sequence<kRows[NV]>());
-const BlockFn* const kBlocks[5] = {nullptr, kBlocksFor<1>.data(), kBlocksFor<2>.data(), kBlocksFor<3>.data(),
-                                   kBlocksFor<4>.data()};
+constexpr auto kBlocks512For = blocks512<NV>(std::make_index_sequence<kRows512[NV]>());
+template <int NV>
+constexpr auto kBlocks256For = blocks256<NV>(std::make_index_sequence<kRows256[NV]>());
+const BlockFn* const kBlocks512[5] = {nullptr, kBlocks512For<1>.data(), kBlocks512For<2>.data(),
+                                      kBlocks512For<3>.data(), kBlocks512For<4>.data()};
+const BlockFn* const kBlocks256[3] = {nullptr, kBlocks256For<1>.data(), kBlocks256For<2>.data()};
+const Kernels kAvx512{16, 4, kRows512, kBlocks512}, kAvx2{8, 2, kRows256, kBlocks256};
 
 // Whether OpenBLAS's interface (interface/gemm.c, sgemm_small_matrix_permit) takes its small-matrix kernels
 // rather than the level-3 driver. Row-major A @ Bᵀ is its column-major "TN" case.
@@ -111,15 +181,17 @@ int64_t next_block(int64_t rest) {
   return rest > kBlockK ? (rest / 2 + 15) / 16 * 16 : rest;
 }
 
-// out (K x N, row-major) = the transpose of b (N x K, row stride ldb): 16 entries of a row of out, ldb
-// apart in b, are one gather (the scalar loop was 2.6 % of a bench_step S profile, mostly the per-head
-// q @ kᵀ). Strides whose 16th multiple does not fit the gather's 32-bit offsets take the scalar loop.
-[[gnu::target("avx512f")]] void transpose(const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
-  if (16 * ldb > INT32_MAX) {
-    for (int64_t j = 0; j < N; ++j)
-      for (int64_t k = 0; k < K; ++k) out[k * N + j] = b[j * ldb + k];
-    return;
-  }
+// out (K x N, row-major) = the transpose of b (N x K, row stride ldb).
+void transpose_rows(const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t k = 0; k < K; ++k) out[k * N + j] = b[j * ldb + k];
+}
+
+// transpose_rows with 16 entries of a row of out, ldb apart in b, in one gather (the scalar loop was 2.6 %
+// of a bench_step S profile on SkylakeX, mostly the per-head q @ kᵀ). Strides whose 16th multiple does not
+// fit the gather's 32-bit offsets take the scalar loop.
+[[gnu::target("avx512f")]] void transpose512(const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
+  if (16 * ldb > INT32_MAX) return transpose_rows(b, ldb, N, K, out);
   const __m512i offsets = _mm512_mullo_epi32(_mm512_set1_epi32(int32_t(ldb)),
                                              _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
   for (int64_t j = 0; j < N; j += 16) {
@@ -132,10 +204,14 @@ int64_t next_block(int64_t rest) {
 
 }  // namespace
 
-bool sgemm_small_matches_blas(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
-  if (!core_is_skylakex() || K < 1 || M < 1 || N < 1) return false;
+bool sgemm_small_gives_blas_bits() { return target().mode == Mode::blas_bits; }
+
+bool sgemm_small_takes(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
+  const Mode mode = target().mode;
+  if (mode == Mode::off || K < 1 || M < 1 || N < 1) return false;
   const double mnk = double(M) * double(N) * double(K);
   if (mnk >= kMaxMNK) return false;
+  if (mode == Mode::in_order) return true;
   // The level-3 path: products OpenBLAS would spread over its threads stay there (ours runs on one), and
   // its K blocks are known for one thread only.
   if (!small_kernels(trans_a, trans_b, M, N, K))
@@ -146,37 +222,42 @@ bool sgemm_small_matches_blas(bool trans_a, bool trans_b, int64_t M, int64_t N, 
 }
 
 bool sgemm_sums_onto_c(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
-  return core_is_skylakex() && K >= 1 && K <= kBlockK && M >= 1 && N >= 1 && !small_kernels(trans_a, trans_b, M, N, K);
+  return sgemm_small_gives_blas_bits() && K >= 1 && K <= kBlockK && M >= 1 && N >= 1 &&
+         !small_kernels(trans_a, trans_b, M, N, K);
 }
 
 void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                          const int64_t* a_at, const float* b, int64_t ldb, const int64_t* b_at, float* c,
                          const int64_t* c_at, int64_t ldc, int64_t count, const float* bias) {
+  const bool avx512 = target().avx512;
+  const Kernels& kernels = avx512 ? kAvx512 : kAvx2;
+  const int64_t width = kernels.lanes * kernels.vectors;  // columns a block takes at most
   // Bᵀ stored (N x K) is copied to (K x N) so that each k reads a contiguous row of B.
   thread_local std::vector<float> packed;
   if (trans_b) packed.resize(size_t(K * N));
   const int64_t ai = trans_a ? 1 : lda, ak = trans_a ? lda : 1;
-  const bool level3 = !small_kernels(trans_a, trans_b, M, N, K);  // else one block
+  // OpenBLAS's level-3 K blocks where we give its bits, else one pass.
+  const bool level3 = sgemm_small_gives_blas_bits() && !small_kernels(trans_a, trans_b, M, N, K);
   for (int64_t p = 0; p < count; ++p) {
     const float* pa = a + a_at[p];
     const float* pb = b + b_at[p];
     int64_t ld = ldb;
     float* pc = c + c_at[p];
     if (trans_b) {
-      transpose(pb, ldb, N, K, packed.data());
+      (avx512 ? transpose512 : transpose_rows)(pb, ldb, N, K, packed.data());
       pb = packed.data(), ld = N;
     }
     for (int64_t k0 = 0; k0 < K;) {
       const int64_t kl = level3 ? next_block(K - k0) : K;
       const Store store = !level3 ? Store::sum : k0 == 0 ? Store::onto_zero : Store::add;
       const float* with = k0 + kl == K ? bias : nullptr;  // onto the complete sum
-      for (int64_t j = 0; j < N; j += 64) {
-        const int64_t cols = std::min<int64_t>(64, N - j), nv = (cols + 15) / 16;
-        const __mmask16 last = __mmask16((1u << (cols - 16 * (nv - 1))) - 1);
-        for (int64_t i = 0; i < M; i += kRows[nv]) {
-          const int64_t rows = std::min<int64_t>(kRows[nv], M - i);
-          kBlocks[nv][rows - 1](pa + i * ai + k0 * ak, ai, ak, pb + k0 * ld + j, ld, pc + i * ldc + j, ldc, kl, last,
-                                store, with ? with + j : nullptr);
+      for (int64_t j = 0; j < N; j += width) {
+        const int64_t cols = std::min(width, N - j), nv = (cols + kernels.lanes - 1) / kernels.lanes;
+        const int64_t tail = cols - kernels.lanes * (nv - 1), step = kernels.rows[nv];
+        for (int64_t i = 0; i < M; i += step) {
+          const int64_t rows = std::min(step, M - i);
+          kernels.blocks[nv][rows - 1](pa + i * ai + k0 * ak, ai, ak, pb + k0 * ld + j, ld, pc + i * ldc + j, ldc, kl,
+                                       tail, store, with ? with + j : nullptr);
         }
       }
       k0 += kl;

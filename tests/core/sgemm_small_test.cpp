@@ -1,6 +1,7 @@
-// Our small f32 GEMM against OpenBLAS's cblas_sgemm, bit for bit, over a sweep of shapes and all four
-// transpositions: every published result was computed with OpenBLAS's sums, so the kernel may take only the
-// shapes for which it gives the same bits (core/sgemm_small.cpp says which and why).
+// Our small f32 GEMM, bit for bit, over a sweep of shapes and all four transpositions: on OpenBLAS's SkylakeX
+// core against cblas_sgemm (every published result was computed with OpenBLAS's sums, so the kernel may take
+// only the shapes for which it gives the same bits: core/sgemm_small.cpp says which and why), on other cores
+// against each element's sum over k in order, one fma a term.
 #include <doctest/doctest.h>
 #include <cblas.h>
 
@@ -23,7 +24,26 @@ struct Case {
   int64_t M, N, K;
 };
 
-// cblas_sgemm and sgemm_small on the same operands (leading dims padded, as views give them); true when
+// C = op(A) @ op(B) as sgemm_small must give it here: cblas_sgemm's where it gives OpenBLAS's bits, else every
+// element summed over k in order, one fma a term, from +0. A's rows (or columns, if trans_a) are lda apart,
+// B's ldb, C's ldc.
+void reference(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+               const float* b, int64_t ldb, float* c, int64_t ldc) {
+  if (sgemm_small_gives_blas_bits()) {
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, int(M),
+                int(N), int(K), 1.0f, a, int(lda), b, int(ldb), 0.0f, c, int(ldc));
+    return;
+  }
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      float sum = 0.0f;
+      for (int64_t k = 0; k < K; ++k)
+        sum = std::fma(trans_a ? a[k * lda + i] : a[i * lda + k], trans_b ? b[j * ldb + k] : b[k * ldb + j], sum);
+      c[i * ldc + j] = sum;
+    }
+}
+
+// The reference and sgemm_small on the same operands (leading dims padded, as views give them); true when
 // their C's bits are equal. `fill` draws A's and B's elements.
 template <class Fill>
 bool same_bits(const Case& c, Fill&& fill) {
@@ -32,22 +52,21 @@ bool same_bits(const Case& c, Fill&& fill) {
   for (float& x : a) x = fill();
   for (float& x : b) x = fill();
   std::vector<float> want(size_t(c.M * c.N), 7.0f), got(size_t(c.M * c.N), 5.0f);
-  cblas_sgemm(CblasRowMajor, c.trans_a ? CblasTrans : CblasNoTrans, c.trans_b ? CblasTrans : CblasNoTrans, int(c.M),
-              int(c.N), int(c.K), 1.0f, a.data(), int(lda), b.data(), int(ldb), 0.0f, want.data(), int(c.N));
+  reference(c.trans_a, c.trans_b, c.M, c.N, c.K, a.data(), lda, b.data(), ldb, want.data(), c.N);
   const int64_t zero = 0;
   sgemm_small_batched(c.trans_a, c.trans_b, c.M, c.N, c.K, a.data(), lda, &zero, b.data(), ldb, &zero, got.data(),
                       &zero, c.N, 1);
   return std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0;
 }
 
-bool active() { return sgemm_small_matches_blas(false, false, 64, 64, 64); }
+bool active() { return sgemm_small_takes(false, false, 64, 64, 64); }
 std::string off_message() {
   return std::string("sgemm_small is off here (OpenBLAS core ") + openblas_get_corename() + "): nothing to compare";
 }
 
 }  // namespace
 
-TEST_CASE("sgemm_small gives cblas_sgemm's bits on every shape it takes") {
+TEST_CASE("sgemm_small gives the reference's bits on every shape it takes") {
   if (!active()) {
     MESSAGE(off_message());
     return;
@@ -69,14 +88,14 @@ TEST_CASE("sgemm_small gives cblas_sgemm's bits on every shape it takes") {
   const int threads = openblas_get_num_threads();
   openblas_set_num_threads(1);
   int taken = 0;
-  // Every transposition of (M, N, K) that sgemm_small takes (up to `max_flops`) must give OpenBLAS's bits.
+  // Every transposition of (M, N, K) that sgemm_small takes (up to `max_flops`) must give the reference's bits.
   auto sweep = [&](auto&& ms, auto&& ns, auto&& k_values, double max_flops) {
     for (int t = 0; t < 4; ++t)
       for (int64_t M : ms)
         for (int64_t N : ns)
           for (int64_t K : k_values) {
             const Case c{(t & 1) != 0, (t & 2) != 0, M, N, K};
-            if (double(M) * double(N) * double(K) > max_flops || !sgemm_small_matches_blas(c.trans_a, c.trans_b, M, N, K))
+            if (double(M) * double(N) * double(K) > max_flops || !sgemm_small_takes(c.trans_a, c.trans_b, M, N, K))
               continue;
             ++taken;
             CAPTURE(c.trans_a);
@@ -95,7 +114,7 @@ TEST_CASE("sgemm_small gives cblas_sgemm's bits on every shape it takes") {
   CHECK(taken > 4400);
 }
 
-TEST_CASE("sgemm_small keeps the sign of a zero sum as OpenBLAS does on each of its paths") {
+TEST_CASE("sgemm_small keeps the sign of a zero sum as the reference does (OpenBLAS on each of its paths)") {
   if (!active()) {
     MESSAGE(off_message());
     return;
@@ -111,39 +130,39 @@ TEST_CASE("sgemm_small keeps the sign of a zero sum as OpenBLAS does on each of 
     CAPTURE(c.M);
     CAPTURE(c.N);
     CAPTURE(c.K);
-    REQUIRE(sgemm_small_matches_blas(c.trans_a, c.trans_b, c.M, c.N, c.K));
+    REQUIRE(sgemm_small_takes(c.trans_a, c.trans_b, c.M, c.N, c.K));
     CHECK(same_bits(c, tiny));
   }
   openblas_set_num_threads(threads);
 }
 
-TEST_CASE("sgemm_small refuses the shapes OpenBLAS sums in another order") {
-  // Small-matrix kernels that sum in 16 lanes: A @ B with N % 16 in 1..8 and K >= 32; A @ Bᵀ with M·N <= 1200.
-  CHECK_FALSE(sgemm_small_matches_blas(false, false, 4, 8, 32));
-  CHECK_FALSE(sgemm_small_matches_blas(false, false, 32, 17, 64));
-  CHECK_FALSE(sgemm_small_matches_blas(false, true, 25, 25, 32));
-  CHECK_FALSE(sgemm_small_matches_blas(false, false, 0, 8, 8));
-  CHECK_FALSE(sgemm_small_matches_blas(false, false, 256, 256, 256));  // large: OpenBLAS's blocking wins
+TEST_CASE("sgemm_small refuses empty and large products, and on SkylakeX those OpenBLAS sums in another order") {
+  CHECK_FALSE(sgemm_small_takes(false, false, 0, 8, 8));
+  CHECK_FALSE(sgemm_small_takes(false, false, 256, 256, 256));  // large: OpenBLAS's blocking wins
   if (!active()) return;
+  // Small-matrix kernels that sum in 16 lanes: A @ B with N % 16 in 1..8 and K >= 32; A @ Bᵀ with M·N <= 1200.
+  CHECK(sgemm_small_takes(false, false, 4, 8, 32) == !sgemm_small_gives_blas_bits());
+  CHECK(sgemm_small_takes(false, false, 32, 17, 64) == !sgemm_small_gives_blas_bits());
+  CHECK(sgemm_small_takes(false, true, 25, 25, 32) == !sgemm_small_gives_blas_bits());
   const int threads = openblas_get_num_threads();
   openblas_set_num_threads(1);
-  CHECK(sgemm_small_matches_blas(false, false, 32, 16, 32));
-  CHECK(sgemm_small_matches_blas(false, true, 32, 32, 16));
-  CHECK(sgemm_small_matches_blas(false, true, 1024, 64, 64));
-  CHECK(sgemm_small_matches_blas(true, false, 64, 64, 1536));
+  CHECK(sgemm_small_takes(false, false, 32, 16, 32));
+  CHECK(sgemm_small_takes(false, true, 32, 32, 16));
+  CHECK(sgemm_small_takes(false, true, 1024, 64, 64));
+  CHECK(sgemm_small_takes(true, false, 64, 64, 1536));
   // With two OpenBLAS threads: K over one block (448) is split by the thread count, and OpenBLAS spreads
-  // products over M·N·K = 2^18 over its threads, so both stay on it; small ones still come here.
+  // products over M·N·K = 2^18 over its threads, so both stay on it on SkylakeX; small ones still come here.
   openblas_set_num_threads(2);
-  if (openblas_get_num_threads() == 2) {
-    CHECK_FALSE(sgemm_small_matches_blas(true, false, 64, 64, 1536));
-    CHECK_FALSE(sgemm_small_matches_blas(false, true, 1024, 64, 64));
-    CHECK(sgemm_small_matches_blas(false, true, 32, 32, 16));
-    CHECK(sgemm_small_matches_blas(true, false, 64, 64, 64));
+  if (openblas_get_num_threads() == 2 && sgemm_small_gives_blas_bits()) {
+    CHECK_FALSE(sgemm_small_takes(true, false, 64, 64, 1536));
+    CHECK_FALSE(sgemm_small_takes(false, true, 1024, 64, 64));
+    CHECK(sgemm_small_takes(false, true, 32, 32, 16));
+    CHECK(sgemm_small_takes(true, false, 64, 64, 64));
   }
   openblas_set_num_threads(threads);
 }
 
-TEST_CASE("sgemm_small_batched gives cblas_sgemm's bits on every head of attention's (B, H, S, d) views") {
+TEST_CASE("sgemm_small_batched gives the reference's bits on every head of attention's (B, H, S, d) views") {
   if (!active()) {
     MESSAGE(off_message());
     return;
@@ -175,15 +194,14 @@ TEST_CASE("sgemm_small_batched gives cblas_sgemm's bits on every head of attenti
                            Product{true, false, d, d, S, E, E, x, head_at, false}}) {
     CAPTURE(q.ta);
     CAPTURE(q.tb);
-    REQUIRE(sgemm_small_matches_blas(q.ta, q.tb, q.M, q.N, q.K));
+    REQUIRE(sgemm_small_takes(q.ta, q.tb, q.M, q.N, q.K));
     std::vector<float> want(size_t(B * H * q.M * q.N)), got(want.size(), 3.0f);
     std::vector<int64_t> c_at;
     for (size_t i = 0; i < head_at.size(); ++i) c_at.push_back(q.heads_out ? head_at[i] : int64_t(i) * q.M * q.N);
     const int64_t ldc = q.heads_out ? E : q.N;
     for (size_t i = 0; i < head_at.size(); ++i)
-      cblas_sgemm(CblasRowMajor, q.ta ? CblasTrans : CblasNoTrans, q.tb ? CblasTrans : CblasNoTrans, int(q.M), int(q.N),
-                  int(q.K), 1.0f, q.a.data() + q.a_at[i], int(q.lda), y.data() + head_at[i], int(q.ldb), 0.0f,
-                  want.data() + c_at[i], int(ldc));
+      reference(q.ta, q.tb, q.M, q.N, q.K, q.a.data() + q.a_at[i], q.lda, y.data() + head_at[i], q.ldb,
+                want.data() + c_at[i], ldc);
     sgemm_small_batched(q.ta, q.tb, q.M, q.N, q.K, q.a.data(), q.lda, q.a_at.data(), y.data(), q.ldb, head_at.data(),
                         got.data(), c_at.data(), ldc, int64_t(head_at.size()));
     CHECK(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0);
