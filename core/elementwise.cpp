@@ -30,17 +30,22 @@ bool repeats_rows(const Shape& s, const Shape& full) {
   return true;
 }
 
-// g(i) for i in [lo, hi), in a build for AVX-512 where the CPU has it: 16 lanes of f32 where the baseline
-// build has SSE's 4 (a training step's residual adds and gradient sums run on tensors in cache, where the
-// lanes, not memory, set the pace). g, with the op inlined into it, does the same IEEE operation per element
-// in either build (-ffp-contract=off), so the bits are the same.
+// g(i) for i in [lo, hi), in a build for AVX-512 or AVX2 where the CPU has it: 16 or 8 lanes of f32 where the
+// baseline build has SSE's 4 (a training step's residual adds and gradient sums run on tensors in cache, where
+// the lanes, not memory, set the pace). g, with the op inlined into it, does the same IEEE operation per
+// element in every build (-ffp-contract=off), so the bits are the same.
 template <class G>
 [[gnu::target("avx512f")]] void each_avx512(int64_t lo, int64_t hi, G g) {
   for (int64_t i = lo; i < hi; ++i) g(i);
 }
 template <class G>
+[[gnu::target("avx2")]] void each_avx2(int64_t lo, int64_t hi, G g) {
+  for (int64_t i = lo; i < hi; ++i) g(i);
+}
+template <class G>
 void each(int64_t lo, int64_t hi, G g) {
   if (__builtin_cpu_supports("avx512f")) return each_avx512(lo, hi, g);
+  if (__builtin_cpu_supports("avx2")) return each_avx2(lo, hi, g);
   for (int64_t i = lo; i < hi; ++i) g(i);
 }
 

@@ -71,15 +71,16 @@ Tensor per_row(const Rows& r, DType out_dtype, F f) {
 }
 
 // acc[i] += Σ_j src[j·stride + i] for i < m, the terms of each column in the order of j. In f32 the
-// loader picks an AVX-512 build where the CPU has it: 8 columns per conversion and add instead of the
-// baseline's 2 (the bias gradients' column sums were 2.5 % of a bench_step M profile); the same bits.
+// loader picks an AVX-512 or AVX2 build where the CPU has it: 8 or 4 columns per conversion and add instead of
+// the baseline's 2 (the bias gradients' column sums were 2.5 % of a bench_step M profile); the same bits.
 template <class T>
 [[gnu::always_inline]] inline void add_columns(const T* src, int64_t len, int64_t stride, int64_t m, double* acc) {
   for (int64_t j = 0; j < len; ++j)
     for (int64_t i = 0; i < m; ++i) acc[i] += double(src[j * stride + i]);
 }
-[[gnu::target_clones("avx512f", "default")]] void add_columns_f32(const float* src, int64_t len, int64_t stride,
-                                                                  int64_t m, double* acc) {
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void add_columns_f32(const float* src, int64_t len,
+                                                                                    int64_t stride, int64_t m,
+                                                                                    double* acc) {
   add_columns(src, len, stride, m, acc);
 }
 

@@ -67,11 +67,12 @@ template <int decay, bool amsgrad, class T>  // decay: 0 none, 1 L2 (Adam), 2 de
   }
 }
 
-// f32 without amsgrad (every model here) also in an AVX-512 clone: its double arithmetic and divisions on 8
-// lanes instead of SSE's 2 (the update was 9 % of a bench_step S step, perf). The same bits on every path:
-// each element gets the same IEEE operations (no fma under -ffp-contract=off, no reduction to reorder).
-[[gnu::target_clones("avx512f", "default")]] void adam_range_f32(int decay, float* p, const float* g, float* m,
-                                                                 float* v, int64_t lo, int64_t hi, const AdamScalars& a) {
+// f32 without amsgrad (every model here) also in AVX-512 and AVX2 clones: its double arithmetic and divisions
+// on 8 or 4 lanes instead of SSE's 2 (the update was 9 % of a bench_step S step, perf). The same bits on every
+// path: each element gets the same IEEE operations (no fma under -ffp-contract=off, no reduction to reorder).
+[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void adam_range_f32(int decay, float* p, const float* g,
+                                                                                   float* m, float* v, int64_t lo,
+                                                                                   int64_t hi, const AdamScalars& a) {
   if (decay == 2) adam_range<2, false, float>(p, g, m, v, nullptr, lo, hi, a);
   else if (decay == 1) adam_range<1, false, float>(p, g, m, v, nullptr, lo, hi, a);
   else adam_range<0, false, float>(p, g, m, v, nullptr, lo, hi, a);
