@@ -52,7 +52,7 @@ Tensor along(const std::array<Tensor, N>& xs, int64_t dim, const char* op, F f) 
 // op folded over a contiguous line in 8 independent lanes: g++ does not reorder a floating-point reduction
 // itself, and the lanes let it vectorise. op(acc, j) returns the new accumulator for element j.
 template <class A, class Op>
-A fold8(int64_t n, A init, Op op) {
+[[gnu::always_inline]] inline A fold8(int64_t n, A init, Op op) {
   A acc[8] = {init, init, init, init, init, init, init, init};
   int64_t j = 0;
   for (; j + 8 <= n; j += 8)
@@ -74,7 +74,7 @@ struct SumOf {
   A combine(A a, A b) const { return a + b; }
 };
 template <class A = float, class Term>
-A sum8(int64_t n, Term term) { return fold8(n, A(0), SumOf<A, Term>{term}); }
+[[gnu::always_inline]] inline A sum8(int64_t n, Term term) { return fold8(n, A(0), SumOf<A, Term>{term}); }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -128,8 +128,8 @@ void softmax_line(const T* in, T* out, int64_t n, int64_t s) {
 // Layer-norm rows (layer_norm_row.h): both sums in double, in 8 lanes so that they vectorise, and the affine
 // output in the same pass (a layer norm's mul and add were two more passes over its rows).
 template <class T>
-void normalize_rows(const T* x, T* xhat, T* y, const T* w, const T* b, int64_t rows, int64_t n, double eps, T* mean,
-                    T* rstd) {
+[[gnu::always_inline]] inline void normalize_rows(const T* x, T* xhat, T* y, const T* w, const T* b, int64_t rows,
+                                                  int64_t n, double eps, T* mean, T* rstd) {
   for (int64_t i = 0; i < rows; ++i, x += n, xhat += n, y = y ? y + n : y) {
     const double m = sum8<double>(n, [x](int64_t j) { return double(x[j]); }) / double(n);
     const double v = sum8<double>(n, [x, m](int64_t j) { return (double(x[j]) - m) * (double(x[j]) - m); });
@@ -146,8 +146,8 @@ void normalize_rows(const T* x, T* xhat, T* y, const T* w, const T* b, int64_t r
 // Rows of layer_norm_backward (layer_norm_row.h); the row sums run in T's precision in 8 lanes. g = dy·w goes
 // through a buffer: computed inside the sums it kept them from vectorising (35 % slower on SSE).
 template <class T>
-void layer_norm_backward_rows(const T* dy, const T* xhat, const T* w, const T* rstd, T* dx, double* dw, double* db,
-                              int64_t rows, int64_t n) {
+[[gnu::always_inline]] inline void layer_norm_backward_rows(const T* dy, const T* xhat, const T* w, const T* rstd,
+                                                            T* dx, double* dw, double* db, int64_t rows, int64_t n) {
   std::vector<T> g(static_cast<size_t>(n));
   for (int64_t i = 0; i < rows; ++i, dy += n, xhat += n, dx += n) {
     for (int64_t j = 0; j < n; ++j) g[j] = w ? dy[j] * w[j] : dy[j];
@@ -163,24 +163,31 @@ void layer_norm_backward_rows(const T* dy, const T* xhat, const T* w, const T* r
 
 }  // namespace
 
-void detail::layer_norm_f32_portable(const float* x, float* xhat, float* y, const float* w, const float* b,
-                                     int64_t rows, int64_t n, double eps, float* mean, float* rstd) {
+// The portable f32 lines and rows also in an AVX2 clone, which the loader picks on a CPU with AVX2 but not
+// AVX-512 (there the AVX-512 ones run): their 8-lane folds vectorise on 8 lanes instead of SSE's 4, with the
+// same IEEE operations per lane under -ffp-contract=off, so the same bits. On an AMD EPYC (Zen 3) the SSE
+// builds of softmax and layer norm were 10 % of bench_step S.
+#define TG_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
+
+TG_CLONES void detail::layer_norm_f32_portable(const float* x, float* xhat, float* y, const float* w, const float* b,
+                                               int64_t rows, int64_t n, double eps, float* mean, float* rstd) {
   normalize_rows(x, xhat, y, w, b, rows, n, eps, mean, rstd);
 }
 
-void detail::layer_norm_backward_f32_portable(const float* dy, const float* xhat, const float* w, const float* rstd,
-                                              float* dx, double* dw, double* db, int64_t rows, int64_t n) {
+TG_CLONES void detail::layer_norm_backward_f32_portable(const float* dy, const float* xhat, const float* w,
+                                                        const float* rstd, float* dx, double* dw, double* db,
+                                                        int64_t rows, int64_t n) {
   layer_norm_backward_rows(dy, xhat, w, rstd, dx, dw, db, rows, n);
 }
 
-void detail::log_softmax_f32_portable(const float* in, float* out, int64_t n) {
+TG_CLONES void detail::log_softmax_f32_portable(const float* in, float* out, int64_t n) {
   const float m = fold8(n, -INFINITY, MaxOf{in});
   const float sum = std::isfinite(m) ? sum8(n, [in, m](int64_t j) { return detail::exp_f32(in[j] - m); }) : 0.0f;
   const float ls = std::log(sum);
   for (int64_t j = 0; j < n; ++j) out[j] = (in[j] - m) - ls;
 }
 
-void detail::softmax_f32_portable(const float* in, float* out, int64_t n) {
+TG_CLONES void detail::softmax_f32_portable(const float* in, float* out, int64_t n) {
   const float m = fold8(n, -INFINITY, MaxOf{in});
   if (m == -INFINITY) return masked_line(in, out, n, 1);
   for (int64_t j = 0; j < n; ++j) out[j] = detail::exp_f32(in[j] - m);
@@ -188,7 +195,7 @@ void detail::softmax_f32_portable(const float* in, float* out, int64_t n) {
   for (int64_t j = 0; j < n; ++j) out[j] *= inv;
 }
 
-void detail::softmax_backward_f32_portable(const float* g, const float* p, float* out, int64_t n) {
+TG_CLONES void detail::softmax_backward_f32_portable(const float* g, const float* p, float* out, int64_t n) {
   const float dot = sum8(n, [g, p](int64_t j) { return g[j] * p[j]; });
   for (int64_t j = 0; j < n; ++j) out[j] = p[j] * (g[j] - dot);
 }
@@ -315,9 +322,12 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const
     parallel_for(rows, std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
       const T* x = pi + lo * n;
       T *xhat = po + lo * n, *y = pa ? pa + lo * n : nullptr;
-      if constexpr (is_f32<T>)
-        if (detail::layer_norm_f32_avx512(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo)) return;
-      normalize_rows(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo);
+      if constexpr (is_f32<T>) {
+        if (!detail::layer_norm_f32_avx512(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo))
+          detail::layer_norm_f32_portable(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo);
+      } else {
+        normalize_rows(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo);
+      }
     });
   });
   return {out, mean, rstd, affine};
@@ -353,10 +363,12 @@ LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& xhat, const T
       double* pdw = dw_part.empty() ? nullptr : dw_part.data();
       double* pdb = db_part.empty() ? nullptr : db_part.data();
       const T *gy = pg + lo * n, *xh = ph + lo * n;
-      bool done = false;
-      if constexpr (is_f32<T>)
-        done = detail::layer_norm_backward_f32_avx512(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n);
-      if (!done) layer_norm_backward_rows(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n);
+      if constexpr (is_f32<T>) {
+        if (!detail::layer_norm_backward_f32_avx512(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n))
+          detail::layer_norm_backward_f32_portable(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n);
+      } else {
+        layer_norm_backward_rows(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n);
+      }
       std::lock_guard lock(mu);
       for (size_t j = 0; j < dw.size(); ++j) dw[j] += dw_part[j];
       for (size_t j = 0; j < db.size(); ++j) db[j] += db_part[j];
