@@ -169,25 +169,28 @@ template <class T>
 // builds of softmax and layer norm were 10 % of bench_step S.
 #define TG_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
 
-TG_CLONES void detail::layer_norm_f32_portable(const float* x, float* xhat, float* y, const float* w, const float* b,
-                                               int64_t rows, int64_t n, double eps, float* mean, float* rstd) {
+// Defined inside the namespace: clang 14 refuses a qualified definition that makes a used function multiversioned.
+namespace detail {
+
+TG_CLONES void layer_norm_f32_portable(const float* x, float* xhat, float* y, const float* w, const float* b,
+                                       int64_t rows, int64_t n, double eps, float* mean, float* rstd) {
   normalize_rows(x, xhat, y, w, b, rows, n, eps, mean, rstd);
 }
 
-TG_CLONES void detail::layer_norm_backward_f32_portable(const float* dy, const float* xhat, const float* w,
-                                                        const float* rstd, float* dx, double* dw, double* db,
-                                                        int64_t rows, int64_t n) {
+TG_CLONES void layer_norm_backward_f32_portable(const float* dy, const float* xhat, const float* w,
+                                                const float* rstd, float* dx, double* dw, double* db,
+                                                int64_t rows, int64_t n) {
   layer_norm_backward_rows(dy, xhat, w, rstd, dx, dw, db, rows, n);
 }
 
-TG_CLONES void detail::log_softmax_f32_portable(const float* in, float* out, int64_t n) {
+TG_CLONES void log_softmax_f32_portable(const float* in, float* out, int64_t n) {
   const float m = fold8(n, -INFINITY, MaxOf{in});
   const float sum = std::isfinite(m) ? sum8(n, [in, m](int64_t j) { return detail::exp_f32(in[j] - m); }) : 0.0f;
   const float ls = std::log(sum);
   for (int64_t j = 0; j < n; ++j) out[j] = (in[j] - m) - ls;
 }
 
-TG_CLONES void detail::softmax_f32_portable(const float* in, float* out, int64_t n) {
+TG_CLONES void softmax_f32_portable(const float* in, float* out, int64_t n) {
   const float m = fold8(n, -INFINITY, MaxOf{in});
   if (m == -INFINITY) return masked_line(in, out, n, 1);
   for (int64_t j = 0; j < n; ++j) out[j] = detail::exp_f32(in[j] - m);
@@ -195,10 +198,12 @@ TG_CLONES void detail::softmax_f32_portable(const float* in, float* out, int64_t
   for (int64_t j = 0; j < n; ++j) out[j] *= inv;
 }
 
-TG_CLONES void detail::softmax_backward_f32_portable(const float* g, const float* p, float* out, int64_t n) {
+TG_CLONES void softmax_backward_f32_portable(const float* g, const float* p, float* out, int64_t n) {
   const float dot = sum8(n, [g, p](int64_t j) { return g[j] * p[j]; });
   for (int64_t j = 0; j < n; ++j) out[j] = p[j] * (g[j] - dot);
 }
+
+}  // namespace detail
 
 void detail::softmax_backward_f32(const float* g, const float* p, float* out, int64_t n) {
   if (!softmax_backward_f32_avx512(g, p, out, n)) softmax_backward_f32_portable(g, p, out, n);
