@@ -38,6 +38,7 @@ constexpr int64_t kBlockK = 448;                // OpenBLAS SkylakeX SGEMM_DEFAU
 constexpr double kSmallMNK = 100.0 * 100 * 100;  // sgemm_small_matrix_permit's limit
 constexpr double kThreadMNK = 65536.0 * 4;       // OpenBLAS runs a product on one thread up to here
 constexpr double kMaxMNK = 256.0 * 256 * 256;    // from here OpenBLAS's cache blocking wins: left to it
+constexpr int64_t kInOrderK = 256;               // K block of the in-order mode
 
 // Where our kernel runs: nowhere, on OpenBLAS's SkylakeX core where it gives its bits, or (other cores, an
 // AVX2 and FMA CPU) on every small product, summed in order. Its vectors: AVX-512 where the CPU has it.
@@ -58,8 +59,9 @@ const Target& target() {
 }
 
 // How a block's sums reach C: stored as they are (small-matrix kernels), added to a zeroed C (the level-3
-// kernel on the first K block), or added to C (the next K blocks).
-enum class Store { sum, onto_zero, add };
+// kernel on the first K block), or added to C (the next K blocks). With `resume` the accumulators start from
+// C, a partial sum stored as it was: the in-order sum over K blocks, the bits of one pass.
+enum class Store { sum, onto_zero, add, resume };
 
 // MR rows x NV vectors of 16 columns of C: acc = fma(A(i, k), B(k, j), acc) for k = 0..K-1. A(i, k) is
 // a[i·ai + k·ak]; B's rows are contiguous (b[k·ldb + j]); the last vector has `tail` columns (1..16).
@@ -73,7 +75,9 @@ template <int MR, int NV>
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = store == Store::resume ? _mm512_maskz_loadu_ps(v + 1 < NV ? 0xffff : last, c + r * ldc + 16 * v)
+                                         : _mm512_setzero_ps();
   for (int64_t k = 0; k < K; ++k) {
     __m512 bv[NV];
 #pragma GCC unroll 4
@@ -101,16 +105,20 @@ template <int MR, int NV>
 }
 
 // block512 on AVX2: NV vectors of 8 columns, the last with `tail` (1..8). Only the in-order mode runs it, which
-// stores whole sums (Store::sum).
+// stores sums (Store::sum) or resumes them (Store::resume).
 template <int MR, int NV>
 [[gnu::target("avx2,fma")]] void block256(const float* a, int64_t ai, int64_t ak, const float* b, int64_t ldb,
-                                          float* c, int64_t ldc, int64_t K, int64_t tail, Store, const float* bias) {
+                                          float* c, int64_t ldc, int64_t K, int64_t tail, Store store,
+                                          const float* bias) {
   const __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(tail)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   __m256 acc[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = store != Store::resume ? _mm256_setzero_ps()
+                  : v + 1 < NV           ? _mm256_loadu_ps(c + r * ldc + 8 * v)
+                                         : _mm256_maskload_ps(c + r * ldc + 8 * v, last);
   for (int64_t k = 0; k < K; ++k) {
     __m256 bv[NV];
 #pragma GCC unroll 4
@@ -236,8 +244,10 @@ void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64
   thread_local std::vector<float> packed;
   if (trans_b) packed.resize(size_t(K * N));
   const int64_t ai = trans_a ? 1 : lda, ak = trans_a ? lda : 1;
-  // OpenBLAS's level-3 K blocks where we give its bits, else one pass.
-  const bool level3 = sgemm_small_gives_blas_bits() && !small_kernels(trans_a, trans_b, M, N, K);
+  // OpenBLAS's level-3 K blocks where we give its bits, else blocks of kInOrderK resumed from C (one pass's
+  // bits): a block's rows of B stay in L1 for every block of rows of A.
+  const bool blas_bits = sgemm_small_gives_blas_bits();
+  const bool level3 = blas_bits && !small_kernels(trans_a, trans_b, M, N, K);
   for (int64_t p = 0; p < count; ++p) {
     const float* pa = a + a_at[p];
     const float* pb = b + b_at[p];
@@ -248,8 +258,8 @@ void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64
       pb = packed.data(), ld = N;
     }
     for (int64_t k0 = 0; k0 < K;) {
-      const int64_t kl = level3 ? next_block(K - k0) : K;
-      const Store store = !level3 ? Store::sum : k0 == 0 ? Store::onto_zero : Store::add;
+      const int64_t kl = level3 ? next_block(K - k0) : blas_bits ? K : std::min(kInOrderK, K - k0);
+      const Store store = level3 ? (k0 == 0 ? Store::onto_zero : Store::add) : k0 == 0 ? Store::sum : Store::resume;
       const float* with = k0 + kl == K ? bias : nullptr;  // onto the complete sum
       for (int64_t j = 0; j < N; j += width) {
         const int64_t cols = std::min(width, N - j), nv = (cols + kernels.lanes - 1) / kernels.lanes;
