@@ -82,10 +82,11 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
     parallel_for(out.numel() / m, std::max<int64_t>(1, kGrainElements / m), [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         Out* o = po + r * m;
+        const T* full = (a_full ? pa : pb) + r * m;
         if (a_full)
-          for (int64_t j = 0; j < m; ++j) o[j] = f(pa[r * m + j], pb[j]);
+          each(0, m, [=](int64_t j) { o[j] = f(full[j], pb[j]); });
         else
-          for (int64_t j = 0; j < m; ++j) o[j] = f(pa[j], pb[r * m + j]);
+          each(0, m, [=](int64_t j) { o[j] = f(pa[j], full[j]); });
       }
     });
   } else if (b.numel() == 1) {  // a strided view times a scalar (attention's q / √d): walk a alone

@@ -277,7 +277,7 @@ TEST_CASE("binary ops name both shapes when they do not broadcast") {
 }
 
 // The flat loops run in an AVX-512 build on such a CPU: the same IEEE operation per element as a scalar loop, at
-// every length (whole vectors and tails), with specials, and with a scalar on either side.
+// every length (whole vectors and tails), with specials, with a scalar or a repeated row on either side.
 TEST_CASE("f32 add, sub, mul and div of contiguous operands give a scalar loop's bits at every length") {
   const float specials[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, -1e-40f, 3e38f, 1e-30f};
   using Op = Tensor (*)(const Tensor&, const Tensor&);
@@ -293,6 +293,9 @@ TEST_CASE("f32 add, sub, mul and div of contiguous operands give a scalar loop's
     const Tensor x = tensor(std::vector<double>(xs.begin(), xs.end()), {n}, f32);
     const Tensor y = tensor(std::vector<double>(ys.begin(), ys.end()), {n}, f32);
     const Tensor s = scalar_tensor(0.7, f32);
+    std::vector<double> xy(xs.begin(), xs.end());
+    xy.insert(xy.end(), ys.begin(), ys.end());
+    const Tensor rows = tensor(xy, {2, n}, f32);
     for (const auto& [op, f] : ops) {
       CAPTURE(n);
       std::vector<float> both(static_cast<size_t>(n)), right(both), left(both);
@@ -301,6 +304,12 @@ TEST_CASE("f32 add, sub, mul and div of contiguous operands give a scalar loop's
       CHECK(same_bits(op(x, y).to_vector<float>(), both));
       CHECK(same_bits(op(x, s).to_vector<float>(), right));
       CHECK(same_bits(op(s, y).to_vector<float>(), left));
+      // A row repeated (a bias): rows (x, y) against y on either side.
+      std::vector<float> row_right(both), row_left(both);
+      for (size_t i = 0; i < size_t(n); ++i) row_right.push_back(f(ys[i], ys[i])), row_left.push_back(f(ys[i], ys[i]));
+      for (size_t i = 0; i < size_t(n); ++i) row_left[i] = f(ys[i], xs[i]);
+      CHECK(same_bits(op(rows, y).to_vector<float>(), row_right));
+      CHECK(same_bits(op(y, rows).to_vector<float>(), row_left));
     }
   }
 }
