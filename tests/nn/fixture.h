@@ -123,14 +123,18 @@ inline CaseErrors check_fixture_case(const nn::Layer& layer, const nlohmann::jso
   CaseErrors e;
   e.output = check_close(output.value(), fixture_tensor(c.at("outputs").at("output"), dt), tol, name + " output");
   sum(output * Variable(fixture_tensor(c.at("R"), dt))).backward();
-  for (const auto& [key, want] : c.at("input_grads").items()) {
+  for (const auto& item : c.at("input_grads").items()) {  // doctest's messages can't take a structured binding
+    const std::string key = item.key();
+    const nlohmann::json& want = item.value();
     REQUIRE_MESSAGE(inputs.count(key), name, ": no input named ", key);
     const double err = check_close(inputs.at(key).grad(), fixture_tensor(want, dt), grad_tol, name + " d/d" + key);
     e.input_grads = std::max(e.input_grads, err);
   }
   const auto params = layer.named_parameters();
   CHECK_MESSAGE(params.size() == c.at("param_grads").size(), name, ": parameter count differs from the fixture");
-  for (const auto& [key, p] : params) {
+  for (const auto& entry : params) {
+    const std::string& key = entry.first;
+    const Variable& p = entry.second;
     REQUIRE_MESSAGE(c.at("param_grads").contains(key), name, ": fixture has no gradient for ", key);
     const double err = check_close(p.grad(), fixture_tensor(c["param_grads"][key], dt), grad_tol, name + " d/d" + key);
     e.param_grads = std::max(e.param_grads, err);

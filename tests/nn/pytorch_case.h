@@ -33,7 +33,9 @@ inline void check_param_grads(const nn::Layer& layer, const nlohmann::json& c, D
   const nlohmann::json& want = c.at("param_grads");
   const auto params = layer.named_parameters();
   CHECK(params.size() == want.size());
-  for (const auto& [name, p] : params) {
+  for (const auto& entry : params) {  // doctest's messages can't take a structured binding (clang 14)
+    const std::string& name = entry.first;
+    const Variable& p = entry.second;
     REQUIRE_MESSAGE(want.contains(name), "no PyTorch gradient for " << name);
     REQUIRE_MESSAGE(p.grad().defined(), "no gradient reached " << name);
     check_close(p.grad(), fixture_tensor(want[name], dtype), fixture_tolerance(dtype), "grad of " + name);

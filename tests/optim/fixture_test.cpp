@@ -61,7 +61,9 @@ TEST_CASE("every optimizer case follows PyTorch's trajectory and final state to 
 
     const OptimizerState state = opt->state_dict();
     for (size_t i = 0; i < params.size(); ++i) {
-      for (const auto& [key, expected] : c.at("final_state")[i].items()) {
+      for (const auto& item : c.at("final_state")[i].items()) {  // CAPTURE can't take a structured binding
+        const std::string key = item.key();
+        const json& expected = item.value();
         CAPTURE(i);
         CAPTURE(key);
         if (key == "step") {

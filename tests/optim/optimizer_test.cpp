@@ -192,7 +192,9 @@ TEST_CASE("save, load into a fresh optimizer and continue is bit-exact with an u
       {"SGD nesterov", [](auto p) { return std::make_unique<SGD>(
            p, SGDOptions{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true}); }},
   };
-  for (const auto& [name, make] : kinds) {
+  for (const auto& kind : kinds) {  // CAPTURE can't take a structured binding (clang 14)
+    const std::string& name = kind.first;
+    const Factory& make = kind.second;
     CAPTURE(name);
     Run whole = start(make, fixture_params());
     train(whole, 0, 20);

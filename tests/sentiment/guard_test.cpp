@@ -50,7 +50,7 @@ TEST_CASE("a NaN loss stops training, naming the epoch, the step and the value; 
   CHECK(error.find("the checkpoint of epoch 0 in " + out.str() + " is intact") != std::string::npos);
   Checkpoint c = load_checkpoint(out.str() + "/checkpoint.safetensors");
   CHECK(c.epoch == 0);
-  for (const auto& [name, t] : c.model) CHECK_MESSAGE(tg::all_finite(t), name);
+  for (const auto& entry : c.model) CHECK_MESSAGE(tg::all_finite(entry.second), entry.first);
 }
 
 TEST_CASE("with rollback, a NaN step goes back to the last checkpoint and training goes on at a lower rate") {

@@ -19,7 +19,9 @@ namespace {
 // Every tensor of `a` equals the one of the same name in `b`, bit for bit.
 void check_bit_equal(const tg::TensorMap& a, const tg::TensorMap& b) {
   REQUIRE(a.size() == b.size());
-  for (const auto& [name, t] : a) {
+  for (const auto& entry : a) {  // CAPTURE can't take a structured binding (clang 14)
+    const std::string& name = entry.first;
+    const tg::Tensor& t = entry.second;
     CAPTURE(name);
     REQUIRE(b.count(name));
     CHECK(t.to_vector<float>() == b.at(name).to_vector<float>());
