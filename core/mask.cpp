@@ -1,8 +1,6 @@
 // Packed masks: one bit per element, 64 to an i64 word, in row-major order. Dropout and relu keep these
 // for their backward instead of a float mask or their output, a 32nd of the memory in f32: in a training
 // step of the encoder the f32 dropout masks alone were about a fifth of what the graph held.
-#include <immintrin.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -10,6 +8,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include "core/avx512.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
 #include "core/random.h"
@@ -54,7 +53,7 @@ template <bool propagate>
   const __m512 s = _mm512_set1_ps(scale);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 lanes = first_lanes(n - i), bit = __mmask16(bits[i / 64] >> (i % 64));
-    const __m512 v = _mm512_maskz_loadu_ps(lanes, x + i);
+    const __m512 v = detail::load16(x + i, lanes, _mm512_setzero_ps());
     const __m512 y = propagate ? _mm512_mul_ps(v, _mm512_maskz_mov_ps(bit, s)) : _mm512_maskz_mul_ps(bit, v, s);
     // A whole vector is stored unmasked: the loads of a masked store's data wait for it to retire (no store
     // forwarding), and dropout_softmax_backward reads each line right after this writes it.
@@ -70,7 +69,7 @@ template <bool propagate>
   const __m512 s = _mm512_set1_ps(scale), zero = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 lanes = first_lanes(n - i), bit = __mmask16(bits[i / 64] >> (i % 64));
-    const __m512 v = _mm512_maskz_loadu_ps(lanes, x + i);
+    const __m512 v = detail::load16(x + i, lanes, _mm512_setzero_ps());
     const __m512 r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, zero, _CMP_NLE_UQ), v);  // !(v <= 0) ? v : +0
     const __m512 y = _mm512_mul_ps(r, _mm512_maskz_mov_ps(bit, s));
     if (lanes == 0xffff) _mm512_storeu_ps(out + i, y);
@@ -136,7 +135,7 @@ void relu_select(uint64_t* bits, const T* x, T scale, T* out, int64_t n) {
     uint64_t word = 0;
     for (int q = 0; q < 4 && k * 64 + q * 16 < n; ++q) {
       const int64_t at = k * 64 + q * 16;
-      const __m512 v = _mm512_maskz_loadu_ps(first_lanes(n - at), x + at);
+      const __m512 v = detail::load16(x + at, first_lanes(n - at), _mm512_setzero_ps());
       word |= uint64_t(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ)) << (16 * q);
     }
     words[k] = word;

@@ -90,7 +90,7 @@ TG_AVX512 inline float lane_sum(__m256 acc, __m512 last, int64_t count) {
 // softmax_line's input: the lanes k of in[j, j + 16), `fill` in the others.
 struct Line {
   const float* in;
-  TG_AVX512 __m512 operator()(int64_t j, __mmask16 k, __m512 fill) const { return _mm512_mask_loadu_ps(fill, k, in + j); }
+  TG_AVX512 __m512 operator()(int64_t j, __mmask16 k, __m512 fill) const { return load16(in + j, k, fill); }
 };
 
 // The same with -inf where blocked[j] is true: masked_fill(-inf) in registers. Filling the line in memory
@@ -101,7 +101,7 @@ struct BlockedLine {
   TG_AVX512 __m512 operator()(int64_t j, __mmask16 k, __m512 fill) const {
     const __m128i bytes = _mm_maskz_loadu_epi8(k, blocked + j);
     const __mmask16 b = _mm_test_epi8_mask(bytes, bytes);
-    return _mm512_mask_mov_ps(_mm512_mask_loadu_ps(fill, k & ~b, in + j), b, _mm512_set1_ps(-__builtin_inff()));
+    return _mm512_mask_mov_ps(load16(in + j, k, fill), b, _mm512_set1_ps(-__builtin_inff()));  // b is within k
   }
 };
 
@@ -146,7 +146,7 @@ TG_AVX512 void softmax_backward_line(const float* g, const float* p, float* out,
 TG_AVX512 bool log_softmax_line(const float* in, float* out, int64_t n) {
   const __m512 minus_inf = _mm512_set1_ps(-__builtin_inff());
   __m512 mx = minus_inf;
-  for (int64_t j = 0; j < n; j += 16) mx = _mm512_max_ps(_mm512_mask_loadu_ps(minus_inf, tail_mask(n - j), in + j), mx);
+  for (int64_t j = 0; j < n; j += 16) mx = _mm512_max_ps(load16(in + j, tail_mask(n - j), minus_inf), mx);
   const float m = _mm512_reduce_max_ps(mx);
   if (!__builtin_isfinite(m)) return false;
   const __m512 vm = _mm512_set1_ps(m);
