@@ -19,6 +19,16 @@ namespace {
 
 TG_AVX512 inline __mmask8 tail_mask8(int64_t left) { return __mmask8(tail_mask(left)); }
 
+// store16 (avx512.h) on 8 lanes of f32 or f64: whole blocks (k = 0xff) stored plain.
+TG_AVX512 inline void store8(float* p, __mmask8 k, __m256 v) {
+  if (k == 0xff) _mm256_storeu_ps(p, v);
+  else _mm256_mask_storeu_ps(p, k, v);
+}
+TG_AVX512 inline void store8(double* p, __mmask8 k, __m512d v) {
+  if (k == 0xff) _mm512_storeu_pd(p, v);
+  else _mm512_mask_storeu_pd(p, k, v);
+}
+
 // sum8<double> of normalize.cpp over double(x[j]), or over (double(x[j]) - m)² when kCentered, for R rows n
 // apart at once: one row's chain of dependent adds left the adder idle most of the time; R chains overlap.
 template <int R, bool kCentered>
@@ -59,11 +69,11 @@ TG_AVX512 void normalize_rows(const float* x, float* xhat, float* y, const float
       const __mmask8 k = tail_mask8(n - j);
       const __m512d d = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(k, x + j));
       const __m256 h = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_sub_pd(d, vm), vrs));
-      _mm256_mask_storeu_ps(xhat + j, k, h);
+      store8(xhat + j, k, h);
       if (!y) continue;
       __m256 a = w ? _mm256_mul_ps(h, _mm256_maskz_loadu_ps(k, w + j)) : h;
       if (b) a = _mm256_add_ps(a, _mm256_maskz_loadu_ps(k, b + j));
-      _mm256_mask_storeu_ps(y + j, k, a);
+      store8(y + j, k, a);
     }
     mean[r] = float(m[r]), rstd[r] = float(rs);
   }
@@ -111,13 +121,13 @@ TG_AVX512 void layer_norm_backward_rows(const float* dy, const float* xhat, cons
       const __m256 d = _mm256_maskz_loadu_ps(k, dy + r * n + j), h = _mm256_maskz_loadu_ps(k, xhat + r * n + j);
       const __m256 g = w ? _mm256_mul_ps(d, wj) : d;
       const __m256 dxj = _mm256_mul_ps(rs[r], _mm256_sub_ps(_mm256_sub_ps(g, mg[r]), _mm256_mul_ps(h, mgx[r])));
-      _mm256_mask_storeu_ps(dx + r * n + j, k, dxj);
+      store8(dx + r * n + j, k, dxj);
       const __m512d d64 = _mm512_cvtps_pd(d);
       if (dw) dwj = _mm512_add_pd(dwj, _mm512_mul_pd(d64, _mm512_cvtps_pd(h)));
       if (db) dbj = _mm512_add_pd(dbj, d64);
     }
-    if (dw) _mm512_mask_storeu_pd(dw + j, k, dwj);
-    if (db) _mm512_mask_storeu_pd(db + j, k, dbj);
+    if (dw) store8(dw + j, k, dwj);
+    if (db) store8(db + j, k, dbj);
   }
 }
 

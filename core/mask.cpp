@@ -55,10 +55,8 @@ template <bool propagate>
     const __mmask16 lanes = first_lanes(n - i), bit = __mmask16(bits[i / 64] >> (i % 64));
     const __m512 v = detail::load16(x + i, lanes, _mm512_setzero_ps());
     const __m512 y = propagate ? _mm512_mul_ps(v, _mm512_maskz_mov_ps(bit, s)) : _mm512_maskz_mul_ps(bit, v, s);
-    // A whole vector is stored unmasked: the loads of a masked store's data wait for it to retire (no store
-    // forwarding), and dropout_softmax_backward reads each line right after this writes it.
-    if (lanes == 0xffff) _mm512_storeu_ps(out + i, y);
-    else _mm512_mask_storeu_ps(out + i, lanes, y);
+    // dropout_softmax_backward reads each line right after this writes it: from the store, as it is plain.
+    detail::store16(out + i, lanes, y);
   }
 }
 
@@ -72,8 +70,7 @@ template <bool propagate>
     const __m512 v = detail::load16(x + i, lanes, _mm512_setzero_ps());
     const __m512 r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, zero, _CMP_NLE_UQ), v);  // !(v <= 0) ? v : +0
     const __m512 y = _mm512_mul_ps(r, _mm512_maskz_mov_ps(bit, s));
-    if (lanes == 0xffff) _mm512_storeu_ps(out + i, y);
-    else _mm512_mask_storeu_ps(out + i, lanes, y);
+    detail::store16(out + i, lanes, y);
     const __mmask16 off = lanes & ~_mm512_cmp_ps_mask(r, zero, _CMP_GT_OQ);
     bits[i / 64] &= ~(uint64_t(off) << (i % 64));
   }

@@ -136,7 +136,7 @@ TG_AVX512 void softmax_backward_line(const float* g, const float* p, float* out,
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 k = tail_mask(n - j);
     const __m512 pj = _mm512_maskz_loadu_ps(k, p + j), gj = _mm512_maskz_loadu_ps(k, g + j);
-    _mm512_mask_storeu_ps(out + j, k, _mm512_mul_ps(pj, _mm512_sub_ps(gj, vdot)));
+    store16(out + j, k, _mm512_mul_ps(pj, _mm512_sub_ps(gj, vdot)));
   }
 }
 
@@ -157,7 +157,7 @@ TG_AVX512 bool log_softmax_line(const float* in, float* out, int64_t n) {
   const __m512 shift = _mm512_set1_ps(__builtin_logf(lane_sum(acc, last, n - j)));
   for (j = 0; j < n; j += 16) {
     const __mmask16 k = tail_mask(n - j);
-    _mm512_mask_storeu_ps(out + j, k, _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, in + j), vm), shift));
+    store16(out + j, k, _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, in + j), vm), shift));
   }
   return true;
 }
