@@ -2,7 +2,7 @@
 # Builds the benchmarks and runs them all, tensorgrad and PyTorch alternately (so machine load hits both),
 # then prints tensorgrad / PyTorch ratios. Results go to $out (default /tmp/tensorgrad-bench).
 # Usage: bash bench/run.sh [quick]      quick: S and M only, 1 thread, fewer steps
-# Needs libbenchmark-dev and Debian's python3-torch (/usr/bin/python3). OPENBLAS_CORETYPE is set to the
+# Installs libbenchmark-dev and Debian's python3-torch (/usr/bin/python3) if missing. OPENBLAS_CORETYPE is set to the
 # core this CPU supports (tensorgrad's suggestion) for both sides unless already set.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -10,6 +10,7 @@ build="${BUILD:-$root/build-bench}"
 out="${OUT:-/tmp/tensorgrad-bench}"
 py=/usr/bin/python3
 mode="${1:-full}"
+bash "$root/tools/install-deps.sh" --bench
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTENSORGRAD_BUILD_BENCH=ON -DTENSORGRAD_BUILD_TESTS=OFF \
   ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j2 --target bench_step bench_micro sentiment

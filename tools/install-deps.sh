@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tensorgrad builds with, skipping what is already there.
-# Usage: bash tools/install-deps.sh [--torch] [--fuzz]   (--torch adds python3-torch, only needed to regenerate
-# fixtures and run the PyTorch side of the benchmarks; --fuzz adds clang and its libFuzzer/sanitizer runtimes
-# for tests/fuzz/run.sh. The sanitizer build with g++ needs nothing extra: libasan and libubsan come with it.)
+# Usage: bash tools/install-deps.sh [--torch] [--fuzz] [--bench]   (--torch adds python3-torch, only needed to
+# regenerate fixtures and run the PyTorch side of the benchmarks; --fuzz adds clang and its libFuzzer/sanitizer
+# runtimes for tests/fuzz/run.sh; --bench adds Google Benchmark and python3-torch for bench/run.sh. The
+# sanitizer build with g++ needs nothing extra: libasan and libubsan come with it.)
 set -euo pipefail
 packages=(g++ cmake make libopenblas-dev libfmt-dev doctest-dev nlohmann-json3-dev libcli11-dev)
 for arg in "$@"; do
   case "$arg" in
     --torch) packages+=(python3-torch python3-numpy) ;;
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
-    *) echo "install-deps.sh: unknown option '$arg' (expected --torch or --fuzz)" >&2; exit 2 ;;
+    --bench) packages+=(libbenchmark-dev python3-torch python3-numpy) ;;
+    *) echo "install-deps.sh: unknown option '$arg' (expected --torch, --fuzz or --bench)" >&2; exit 2 ;;
   esac
 done
 missing=()
