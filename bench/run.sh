@@ -19,6 +19,9 @@ if [[ -z "${OPENBLAS_CORETYPE:-}" ]]; then
   [[ -n "$core" ]] && export OPENBLAS_CORETYPE="$core"
 fi
 echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-<unset>}"
+# The core in use, and a warning now (not at the sentiment run's start) if a core set in the environment is
+# narrower than this CPU's.
+"$build/examples/sentiment/sentiment" blas | grep -E '^(kernel core|warning):' || true
 mkdir -p "$out"
 : >"$out/step.jsonl"
 
