@@ -1,7 +1,8 @@
 #pragma once
 // Internal to core: what the AVX-512 kernels (softmax_row.cpp, layer_norm_row.cpp, mask.cpp) share: the CPU
-// check, the target attribute the row kernels carry, the mask of a line's last block, and the load and store of a block.
-// Include it only from those files: the warnings below stay switched off in the file that includes it.
+// check, the target attribute the row kernels carry, the mask of a line's last block, and the load and store
+// of a block. Include it only from those files: the warnings below stay switched off in the file that
+// includes it. The helpers need AVX-512F only, so mask.cpp's avx512f functions can inline them too.
 
 // g++ 12 warns inside its own AVX-512 headers about the _mm512_undefined_* operands of some intrinsics
 // (GCC bug 105593, fixed in 13): nothing of ours is uninitialised.
@@ -26,7 +27,7 @@ inline bool has_avx512() {
 #define TG_AVX512 [[gnu::target("avx512f,avx512bw,avx512vl,avx2")]]
 
 // The lanes of a 16-lane block with `left` elements to go.
-TG_AVX512 inline __mmask16 tail_mask(int64_t left) {
+[[gnu::target("avx512f")]] inline __mmask16 tail_mask(int64_t left) {
   return left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
 }
 
@@ -42,7 +43,7 @@ TG_AVX512 inline __mmask16 tail_mask(int64_t left) {
 }
 
 // v into p[0, 16): a plain store where k is whole, else the lanes k. Masked stores of whole blocks into fresh
-// memory were as slow on Zen 5 (layer norm fwd + bwd of config M's (4096, 256): 1.3-1.4 -> 0.88-1.0 ms);
+// memory were as slow on Zen 5 (layer norm fwd + bwd of config M's (4096, 256): 1.3-1.5 -> 0.88-1.07 ms);
 // plain ones also let the next loads of these addresses take their data from the store (store forwarding).
 [[gnu::target("avx512f")]] inline void store16(float* p, __mmask16 k, __m512 v) {
   if (k == 0xffff) _mm512_storeu_ps(p, v);

@@ -43,16 +43,13 @@ constexpr std::array<U, sizeof(U) * 8> single_bits() {
 // pack_positive were 9 % of a training step (bench_step S, perf). The same IEEE operations per element, so
 // the same bits: x·(bit ? scale : +0) when propagating, else x·scale or +0 (a zeroing mask writes +0, the
 // portable loop's cleared bits); x > 0 is an ordered comparison (NaN gives 0) in both.
-[[gnu::target("avx512f")]] inline __mmask16 first_lanes(int64_t count) {
-  return count >= 16 ? __mmask16(0xffff) : __mmask16((1u << count) - 1);
-}
 
 template <bool propagate>
 [[gnu::target("avx512f")]] void select_scaled_f32_avx512(const uint64_t* bits, const float* x, float scale,
                                                          float* out, int64_t n) {
   const __m512 s = _mm512_set1_ps(scale);
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 lanes = first_lanes(n - i), bit = __mmask16(bits[i / 64] >> (i % 64));
+    const __mmask16 lanes = detail::tail_mask(n - i), bit = __mmask16(bits[i / 64] >> (i % 64));
     const __m512 v = detail::load16(x + i, lanes, _mm512_setzero_ps());
     const __m512 y = propagate ? _mm512_mul_ps(v, _mm512_maskz_mov_ps(bit, s)) : _mm512_maskz_mul_ps(bit, v, s);
     // dropout_softmax_backward reads each line right after this writes it: from the store, as it is plain.
@@ -66,7 +63,7 @@ template <bool propagate>
                                                        int64_t n) {
   const __m512 s = _mm512_set1_ps(scale), zero = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 lanes = first_lanes(n - i), bit = __mmask16(bits[i / 64] >> (i % 64));
+    const __mmask16 lanes = detail::tail_mask(n - i), bit = __mmask16(bits[i / 64] >> (i % 64));
     const __m512 v = detail::load16(x + i, lanes, _mm512_setzero_ps());
     const __m512 r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, zero, _CMP_NLE_UQ), v);  // !(v <= 0) ? v : +0
     const __m512 y = _mm512_mul_ps(r, _mm512_maskz_mov_ps(bit, s));
@@ -132,7 +129,7 @@ void relu_select(uint64_t* bits, const T* x, T scale, T* out, int64_t n) {
     uint64_t word = 0;
     for (int q = 0; q < 4 && k * 64 + q * 16 < n; ++q) {
       const int64_t at = k * 64 + q * 16;
-      const __m512 v = detail::load16(x + at, first_lanes(n - at), _mm512_setzero_ps());
+      const __m512 v = detail::load16(x + at, detail::tail_mask(n - at), _mm512_setzero_ps());
       word |= uint64_t(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ)) << (16 * q);
     }
     words[k] = word;
