@@ -4,6 +4,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
 #include "core/parallel.h"
@@ -61,17 +62,17 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
   Out* po = out.data<Out>();
   const bool a_full = (same || a.shape() == shape) && a.is_contiguous();
   if (a_full && (same || b.shape() == shape) && b.is_contiguous()) {
-    parallel_for(out.numel(), kGrainElements, [&](int64_t lo, int64_t hi) {
+    cpu::parallel_for(out.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
       each(lo, hi, [=](int64_t i) { po[i] = f(pa[i], pb[i]); });
     });
   } else if (a_full && b.numel() == 1) {
     const T s = pb[0];
-    parallel_for(out.numel(), kGrainElements, [&](int64_t lo, int64_t hi) {
+    cpu::parallel_for(out.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
       each(lo, hi, [=](int64_t i) { po[i] = f(pa[i], s); });
     });
   } else if (a.numel() == 1 && b.shape() == shape && b.is_contiguous()) {
     const T s = pa[0];
-    parallel_for(out.numel(), kGrainElements, [&](int64_t lo, int64_t hi) {
+    cpu::parallel_for(out.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
       each(lo, hi, [=](int64_t i) { po[i] = f(s, pb[i]); });
     });
   } else if (const Tensor& row = a_full ? b : a;
@@ -79,7 +80,7 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
              repeats_rows(row.shape(), shape)) {
     // One operand full, the other a row of m repeated (a bias): row by row, no index arithmetic per element.
     const int64_t m = row.numel();
-    parallel_for(out.numel() / m, std::max<int64_t>(1, kGrainElements / m), [&](int64_t lo, int64_t hi) {
+    cpu::parallel_for(out.numel() / m, std::max<int64_t>(1, cpu::kGrainElements / m), [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         Out* o = po + r * m;
         const T* full = (a_full ? pa : pb) + r * m;

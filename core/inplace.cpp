@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
 #include "core/parallel.h"
@@ -28,7 +29,7 @@ void update3(Tensor& dst, const Tensor& a, const Tensor& b, F f) {
   const bool a_full = full(a), b_full = &b == &a ? a_full : full(b);
   if (dst.is_contiguous() && (a_full || a.numel() == 1) && (b_full || b.numel() == 1)) {
     auto loop = [&](auto a_step, auto b_step) {
-      parallel_for(dst.numel(), kGrainElements, [&](int64_t lo, int64_t hi) {
+      cpu::parallel_for(dst.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) pd[i] = f(pd[i], pa[i * a_step], pb[i * b_step]);
       });
     };

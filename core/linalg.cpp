@@ -8,10 +8,10 @@
 
 #include <algorithm>
 
+#include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
 #include "core/parallel.h"
-#include "core/sgemm_small.h"
 
 namespace tg {
 namespace {
@@ -99,22 +99,22 @@ void batched_into(const Tensor& a, const Tensor& b, Tensor out, bool onto_out = 
   });
   const int64_t count = int64_t(a_at.size());
   const double mnk = double(M) * double(N) * double(K);
-  if (!onto_out && a.dtype() == f32 && detail::sgemm_small_takes(ta, tb, M, N, K)) {
+  if (!onto_out && a.dtype() == f32 && cpu::sgemm_small_takes(ta, tb, M, N, K)) {
     // Attention's B·H heads in runs of entries, one run per thread.
-    parallel_for(count, grain(mnk), [&](int64_t p0, int64_t p1) {
-      detail::sgemm_small_batched(ta, tb, M, N, K, ma.t.data<float>(), ma.ld, a_at.data() + p0, mb.t.data<float>(),
+    cpu::parallel_for(count, grain(mnk), [&](int64_t p0, int64_t p1) {
+      cpu::sgemm_small_batched(ta, tb, M, N, K, ma.t.data<float>(), ma.ld, a_at.data() + p0, mb.t.data<float>(),
                                   mb.ld, b_at.data() + p0, out.data<float>(), c_at.data() + p0, ldc, p1 - p0);
     });
     return;
   }
   // Fewer entries than threads: each product in parts of rows, every part still above the small kernels.
-  const int64_t threads = threads_here();  // 1 in a task of parallel_tasks: whole products, its bits
+  const int64_t threads = cpu::threads_here();  // 1 in a task of parallel_tasks: whole products, its bits
   const int64_t parts = count >= threads || mnk < 2 * kSplitMNK ? 1 : std::min({threads, int64_t(mnk / kSplitMNK), M});
   const int64_t a_row = ta ? 1 : ma.ld;  // elements from one row of op(A) to the next
   detail::dispatch_float(a.dtype(), "matmul", [&](auto z) {
     using T = decltype(z);
     T* pc = out.data<T>();
-    parallel_for(count * parts, grain(mnk / double(parts)), [&](int64_t i0, int64_t i1) {
+    cpu::parallel_for(count * parts, grain(mnk / double(parts)), [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         const int64_t p = i / parts, r = i % parts, m0 = M * r / parts, m1 = M * (r + 1) / parts;
         gemm<T>(ma, mb, a_at[size_t(p)] + m0 * a_row, b_at[size_t(p)], pc + c_at[size_t(p)] + m0 * ldc, ldc, m1 - m0,
@@ -165,8 +165,8 @@ Tensor linear_with_bias(const Tensor& x, const Tensor& weight, const Tensor& bia
   const int64_t K = x.size(-1), N = weight.size(0), M = K ? x.numel() / K : 0;
   const BlasMat mb = as_blas(weight.mT());
   const bool tb = mb.trans == CblasTrans;
-  const bool small = detail::sgemm_small_takes(false, tb, M, N, K);
-  if (!small && !detail::sgemm_sums_onto_c(false, tb, M, N, K)) return {};
+  const bool small = cpu::sgemm_small_takes(false, tb, M, N, K);
+  if (!small && !cpu::sgemm_sums_onto_c(false, tb, M, N, K)) return {};
   Shape shape = x.shape();
   shape.back() = N;
   Tensor out = empty(shape, f32);
@@ -175,11 +175,11 @@ Tensor linear_with_bias(const Tensor& x, const Tensor& weight, const Tensor& bia
   float* po = out.data<float>();
   if (small) {
     const int64_t at = 0;
-    detail::sgemm_small_batched(false, tb, M, N, K, x.data<float>(), K, &at, mb.t.data<float>(), mb.ld, &at, po, &at, N,
+    cpu::sgemm_small_batched(false, tb, M, N, K, x.data<float>(), K, &at, mb.t.data<float>(), mb.ld, &at, po, &at, N,
                                 1, pb);
     return out;
   }
-  parallel_for(M, std::max<int64_t>(1, kGrainElements / N), [&](int64_t lo, int64_t hi) {
+  cpu::parallel_for(M, std::max<int64_t>(1, cpu::kGrainElements / N), [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i)
       for (int64_t j = 0; j < N; ++j) po[i * N + j] = pb[j] + 0.0f;
   });

@@ -8,11 +8,11 @@
 #include <numeric>
 #include <type_traits>
 
-#include "core/avx512.h"
+#include "core/cpu/avx512.h"
+#include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
 #include "core/random.h"
-#include "core/softmax_row.h"
 
 namespace tg {
 namespace {
@@ -49,11 +49,11 @@ template <bool propagate>
                                                          float* out, int64_t n) {
   const __m512 s = _mm512_set1_ps(scale);
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 lanes = detail::tail_mask(n - i), bit = __mmask16(bits[i / 64] >> (i % 64));
-    const __m512 v = detail::load16(x + i, lanes, _mm512_setzero_ps());
+    const __mmask16 lanes = cpu::tail_mask(n - i), bit = __mmask16(bits[i / 64] >> (i % 64));
+    const __m512 v = cpu::load16(x + i, lanes, _mm512_setzero_ps());
     const __m512 y = propagate ? _mm512_mul_ps(v, _mm512_maskz_mov_ps(bit, s)) : _mm512_maskz_mul_ps(bit, v, s);
     // dropout_softmax_backward reads each line right after this writes it: from the store, as it is plain.
-    detail::store16(out + i, lanes, y);
+    cpu::store16(out + i, lanes, y);
   }
 }
 
@@ -63,11 +63,11 @@ template <bool propagate>
                                                        int64_t n) {
   const __m512 s = _mm512_set1_ps(scale), zero = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 lanes = detail::tail_mask(n - i), bit = __mmask16(bits[i / 64] >> (i % 64));
-    const __m512 v = detail::load16(x + i, lanes, _mm512_setzero_ps());
+    const __mmask16 lanes = cpu::tail_mask(n - i), bit = __mmask16(bits[i / 64] >> (i % 64));
+    const __m512 v = cpu::load16(x + i, lanes, _mm512_setzero_ps());
     const __m512 r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, zero, _CMP_NLE_UQ), v);  // !(v <= 0) ? v : +0
     const __m512 y = _mm512_mul_ps(r, _mm512_maskz_mov_ps(bit, s));
-    detail::store16(out + i, lanes, y);
+    cpu::store16(out + i, lanes, y);
     const __mmask16 off = lanes & ~_mm512_cmp_ps_mask(r, zero, _CMP_GT_OQ);
     bits[i / 64] &= ~(uint64_t(off) << (i % 64));
   }
@@ -129,7 +129,7 @@ void relu_select(uint64_t* bits, const T* x, T scale, T* out, int64_t n) {
     uint64_t word = 0;
     for (int q = 0; q < 4 && k * 64 + q * 16 < n; ++q) {
       const int64_t at = k * 64 + q * 16;
-      const __m512 v = detail::load16(x + at, detail::tail_mask(n - at), _mm512_setzero_ps());
+      const __m512 v = cpu::load16(x + at, cpu::tail_mask(n - at), _mm512_setzero_ps());
       word |= uint64_t(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ)) << (16 * q);
     }
     words[k] = word;
@@ -265,7 +265,7 @@ Tensor dropout_softmax_backward(const Tensor& dy, const Tensor& y, const Tensor&
     const int64_t at = r0 * n, r1 = std::min(rows, r0 + block);
     select_scaled<false, float>(words(keep) + at / 64, pg + at, float(scale), po + at, (r1 - r0) * n);
     for (float* line = po + at; line < po + r1 * n; line += n)
-      detail::softmax_backward_f32(line, pp + (line - po), line, n);
+      cpu::softmax_backward_f32(line, pp + (line - po), line, n);
   }
   return out;
 }

@@ -8,12 +8,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/fast_math.h"
+#include "core/cpu/fast_math.h"
+#include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
-#include "core/layer_norm_row.h"
 #include "core/ops.h"
 #include "core/parallel.h"
-#include "core/softmax_row.h"
 
 namespace tg {
 namespace {
@@ -36,8 +35,8 @@ Tensor along(const std::array<Tensor, N>& xs, int64_t dim, const char* op, F f) 
   detail::dispatch_float(x.dtype(), op, [&](auto z) {
     using T = decltype(z);
     T* po = out.data<T>();
-    const int64_t grain = std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(a.n, 1));
-    parallel_for(a.outer * a.inner, grain, [&](int64_t lo, int64_t hi) {
+    const int64_t grain = std::max<int64_t>(1, cpu::kGrainElements / 4 / std::max<int64_t>(a.n, 1));
+    cpu::parallel_for(a.outer * a.inner, grain, [&](int64_t lo, int64_t hi) {
       std::array<const T*, N> in;
       for (int64_t r = lo; r < hi; ++r) {
         int64_t base = (r / a.inner) * a.n * a.inner + r % a.inner;
@@ -103,11 +102,11 @@ void masked_line(const T* in, T* out, int64_t n, int64_t s) {
 // lanes where the CPU has AVX-512 (softmax_row.cpp, the same bits); other lines, and f64, in double with libm.
 // in may be out.
 void softmax_f32(const float* in, float* out, int64_t n) {
-  if (!detail::softmax_f32_avx512(in, out, n)) detail::softmax_f32_portable(in, out, n);
+  if (!cpu::softmax_f32_avx512(in, out, n)) cpu::softmax_f32_portable(in, out, n);
 }
 
 void log_softmax_f32(const float* in, float* out, int64_t n) {
-  if (!detail::log_softmax_f32_avx512(in, out, n)) detail::log_softmax_f32_portable(in, out, n);
+  if (!cpu::log_softmax_f32_avx512(in, out, n)) cpu::log_softmax_f32_portable(in, out, n);
 }
 
 template <class T>
@@ -170,7 +169,7 @@ template <class T>
 #define TG_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
 
 // Defined inside the namespace: clang 14 refuses a qualified definition that makes a used function multiversioned.
-namespace detail {
+namespace cpu {
 
 TG_CLONES void layer_norm_f32_portable(const float* x, float* xhat, float* y, const float* w, const float* b,
                                        int64_t rows, int64_t n, double eps, float* mean, float* rstd) {
@@ -185,7 +184,7 @@ TG_CLONES void layer_norm_backward_f32_portable(const float* dy, const float* xh
 
 TG_CLONES void log_softmax_f32_portable(const float* in, float* out, int64_t n) {
   const float m = fold8(n, -INFINITY, MaxOf{in});
-  const float sum = std::isfinite(m) ? sum8(n, [in, m](int64_t j) { return detail::exp_f32(in[j] - m); }) : 0.0f;
+  const float sum = std::isfinite(m) ? sum8(n, [in, m](int64_t j) { return cpu::exp_f32(in[j] - m); }) : 0.0f;
   const float ls = std::log(sum);
   for (int64_t j = 0; j < n; ++j) out[j] = (in[j] - m) - ls;
 }
@@ -193,7 +192,7 @@ TG_CLONES void log_softmax_f32_portable(const float* in, float* out, int64_t n) 
 TG_CLONES void softmax_f32_portable(const float* in, float* out, int64_t n) {
   const float m = fold8(n, -INFINITY, MaxOf{in});
   if (m == -INFINITY) return masked_line(in, out, n, 1);
-  for (int64_t j = 0; j < n; ++j) out[j] = detail::exp_f32(in[j] - m);
+  for (int64_t j = 0; j < n; ++j) out[j] = cpu::exp_f32(in[j] - m);
   const float inv = 1.0f / sum8(n, [out](int64_t j) { return out[j]; });
   for (int64_t j = 0; j < n; ++j) out[j] *= inv;
 }
@@ -203,9 +202,9 @@ TG_CLONES void softmax_backward_f32_portable(const float* g, const float* p, flo
   for (int64_t j = 0; j < n; ++j) out[j] = p[j] * (g[j] - dot);
 }
 
-}  // namespace detail
+}  // namespace cpu
 
-void detail::softmax_backward_f32(const float* g, const float* p, float* out, int64_t n) {
+void cpu::softmax_backward_f32(const float* g, const float* p, float* out, int64_t n) {
   if (!softmax_backward_f32_avx512(g, p, out, n)) softmax_backward_f32_portable(g, p, out, n);
 }
 
@@ -233,7 +232,7 @@ Tensor masked_softmax(const Tensor& x, const Tensor& blocked) {
     using T = decltype(z);
     const T* pi = c.data<T>();
     T* po = out.data<T>();
-    parallel_for(rows, std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
+    cpu::parallel_for(rows, std::max<int64_t>(1, cpu::kGrainElements / 4 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
       // Line r's first mask element: lo unravelled over the leading dims, then stepped like an odometer
       // (the divisions per line cost as much as a short line's softmax).
       const int64_t lead = x.dim() - 1;
@@ -253,7 +252,7 @@ Tensor masked_softmax(const Tensor& x, const Tensor& blocked) {
         const T* line = pi + r * n;
         T* y = po + r * n;
         if constexpr (is_f32<T>)
-          if (ms.back() == 1 && detail::masked_softmax_f32_avx512(line, pm + at, y, n)) continue;
+          if (ms.back() == 1 && cpu::masked_softmax_f32_avx512(line, pm + at, y, n)) continue;
         for (int64_t j = 0; j < n; ++j) y[j] = pm[at + j * ms.back()] ? T(-kInf) : line[j];
         softmax_line(y, y, n, 1);
       }
@@ -277,7 +276,7 @@ Tensor softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim) {
     using T = std::remove_cv_t<std::remove_reference_t<decltype(*out)>>;
     const T *g = in[0], *p = in[1];
     if constexpr (is_f32<T>)
-      if (s == 1) return detail::softmax_backward_f32(g, p, out, n);
+      if (s == 1) return cpu::softmax_backward_f32(g, p, out, n);
     double dot = 0;
     for (int64_t j = 0; j < n; ++j) dot += double(g[j * s]) * double(p[j * s]);
     for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(p[j * s]) * (double(g[j * s]) - dot));
@@ -291,7 +290,7 @@ Tensor log_softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim) {
     if constexpr (is_f32<T>)
       if (s == 1) {
         const float total = sum8(n, [g](int64_t j) { return g[j]; });
-        for (int64_t j = 0; j < n; ++j) out[j] = g[j] - detail::exp_f32(ly[j]) * total;
+        for (int64_t j = 0; j < n; ++j) out[j] = g[j] - cpu::exp_f32(ly[j]) * total;
         return;
       }
     double total = 0;
@@ -324,12 +323,12 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const
     T *po = out.data<T>(), *pm = mean.data<T>(), *pr = rstd.data<T>();
     const T *pw = w.defined() ? w.data<T>() : nullptr, *pb = b.defined() ? b.data<T>() : nullptr;
     T* pa = affine.defined() ? affine.data<T>() : nullptr;
-    parallel_for(rows, std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
+    cpu::parallel_for(rows, std::max<int64_t>(1, cpu::kGrainElements / 4 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
       const T* x = pi + lo * n;
       T *xhat = po + lo * n, *y = pa ? pa + lo * n : nullptr;
       if constexpr (is_f32<T>) {
-        if (!detail::layer_norm_f32_avx512(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo))
-          detail::layer_norm_f32_portable(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo);
+        if (!cpu::layer_norm_f32_avx512(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo))
+          cpu::layer_norm_f32_portable(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo);
       } else {
         normalize_rows(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo);
       }
@@ -363,14 +362,14 @@ LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& xhat, const T
     using T = decltype(z);
     const T *pg = g.data<T>(), *ph = h.data<T>(), *pr = r.data<T>(), *pw = w.defined() ? w.data<T>() : nullptr;
     T* po = out.dx.data<T>();
-    parallel_for(rows, std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
+    cpu::parallel_for(rows, std::max<int64_t>(1, cpu::kGrainElements / 4 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
       std::vector<double> dw_part(dw.size()), db_part(db.size());
       double* pdw = dw_part.empty() ? nullptr : dw_part.data();
       double* pdb = db_part.empty() ? nullptr : db_part.data();
       const T *gy = pg + lo * n, *xh = ph + lo * n;
       if constexpr (is_f32<T>) {
-        if (!detail::layer_norm_backward_f32_avx512(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n))
-          detail::layer_norm_backward_f32_portable(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n);
+        if (!cpu::layer_norm_backward_f32_avx512(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n))
+          cpu::layer_norm_backward_f32_portable(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n);
       } else {
         layer_norm_backward_rows(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n);
       }

@@ -15,29 +15,6 @@ inline constexpr int kMaxThreads = 1024;
 /// and generic kernels; see core/linalg.cpp).
 void set_num_threads(int n);
 int get_num_threads();
-/// The threads a parallel_for started here may run on: 1 inside a parallel region (one runs serially
-/// there), else get_num_threads().
-int threads_here();
-
-/// How many elements of a light elementwise kernel (a few tenths of a ns each) are worth a thread: a region
-/// costs 8 µs while the worker is awake, but tens of µs more when it must be woken from sleep on a VM, and
-/// config S with 2 threads ran 20-40 % slower than with 1 (about 50 regions per step of 4096-32768 elements
-/// each; with this grain its 7 regions leave it as fast as with 1). Kernels size their grains from it, a
-/// quarter of it for heavier elements (exp, sqrt).
-inline constexpr int64_t kGrainElements = int64_t(1) << 19;
-
-/// parallel_for's general case: chunks on the pool, or f(0, n) when the pool is busy or has one thread.
-void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
-/// Runs f(begin, end) over [0, n) in chunks of at least `grain` items, on up to get_num_threads() threads.
-/// A template so that work of one chunk (every small tensor) calls f directly: wrapping a kernel's lambda
-/// in a std::function costs a heap allocation.
-template <class F>
-void parallel_for(int64_t n, int64_t grain, F&& f) {
-  if (n <= 0) return;
-  if (n <= grain) return f(int64_t(0), n);
-  parallel_for_chunks(n, grain, f);
-}
-
 /// Runs task(0) .. task(n - 1), up to get_num_threads() of them at once on the pool: each task on one
 /// thread, its kernels and products serial, so a task computes the same bits whatever
 /// the thread count. Tasks are taken in index order by whichever thread is free, so they must not depend on

@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
 #include "core/parallel.h"
@@ -64,7 +65,7 @@ Tensor per_row(const Rows& r, DType out_dtype, F f) {
   Tensor out = empty(r.out_shape, out_dtype);
   const T* p = r.data.data<T>();
   Out* po = out.data<Out>();
-  parallel_for(r.rows, std::max<int64_t>(1, kGrainElements / std::max<int64_t>(r.len, 1)), [&](int64_t lo, int64_t hi) {
+  cpu::parallel_for(r.rows, std::max<int64_t>(1, cpu::kGrainElements / std::max<int64_t>(r.len, 1)), [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) po[i] = f(p + i * r.len, r.len);
   });
   return out;
@@ -92,7 +93,7 @@ Tensor block_sum(const Rows& r, double divisor) {
   const T* p = r.data.data<T>();
   T* po = out.data<T>();
   const int64_t outer = r.rows / r.inner, chunk = 256, chunks = (r.inner + chunk - 1) / chunk;
-  parallel_for(outer * chunks, std::max<int64_t>(1, kGrainElements / (r.len * chunk)), [&](int64_t lo, int64_t hi) {
+  cpu::parallel_for(outer * chunks, std::max<int64_t>(1, cpu::kGrainElements / (r.len * chunk)), [&](int64_t lo, int64_t hi) {
     double acc[chunk];
     for (int64_t t = lo; t < hi; ++t) {
       const int64_t o = t / chunks, i0 = t % chunks * chunk, m = std::min(chunk, r.inner - i0);

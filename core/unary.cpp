@@ -4,7 +4,8 @@
 #include <cmath>
 #include <type_traits>
 
-#include "core/fast_math.h"
+#include "core/cpu/fast_math.h"
+#include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
 #include "core/parallel.h"
@@ -18,7 +19,7 @@ Tensor unary_typed(const Tensor& x, F f) {
   const T* px = x.data<T>();
   T* po = out.data<T>();
   if (x.is_contiguous()) {
-    parallel_for(x.numel(), kGrainElements, [&](int64_t lo, int64_t hi) {
+    cpu::parallel_for(x.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) po[i] = f(px[i]);
     });
   } else {
@@ -52,29 +53,29 @@ Tensor unary_arith(const Tensor& x, const char* op, F f) {
 // fmas only (-ffp-contract=off). The tanh form's loop (one exp_f32 and a division) is built the same way.
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void gelu_kernel_f32(const float* x, float* y,
                                                                                    int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = detail::gelu_f32(x[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = cpu::gelu_f32(x[i]);
 }
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void gelu_backward_kernel_f32(const float* dy,
                                                                                             const float* x,
                                                                                             float* dx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * detail::gelu_grad_f32(x[i]);
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * cpu::gelu_grad_f32(x[i]);
 }
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void gelu_tanh_kernel_f32(const float* x, float* y,
                                                                                         int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = detail::gelu_tanh_f32(x[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = cpu::gelu_tanh_f32(x[i]);
 }
 // tanh, exp and sigmoid in f32 through exp_f32 (within 1 ulp; libm's expf was a call per element, 2 GB/s), built the
 // same way. sigmoid: e = e^-|x| never overflows; 1/(1 + e) for x ≥ 0 and e/(1 + e) below, chosen on the sign bit.
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void tanh_kernel_f32(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = detail::tanh_f32(x[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = cpu::tanh_f32(x[i]);
 }
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void exp_kernel_f32(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = detail::exp_f32(x[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = cpu::exp_f32(x[i]);
 }
 [[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void sigmoid_kernel_f32(const float* x, float* y,
                                                                                       int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    const float e = detail::exp_f32(-std::fabs(x[i]));
+    const float e = cpu::exp_f32(-std::fabs(x[i]));
     const uint32_t negative = uint32_t(std::bit_cast<int32_t>(x[i]) >> 31);
     const float num = std::bit_cast<float>((0x3F800000u & ~negative) | (std::bit_cast<uint32_t>(e) & negative));
     y[i] = num / (1.0f + e);
@@ -89,7 +90,7 @@ Tensor map_f32(const Tensor& x, const char* op, void (*kernel)(const float*, flo
   Tensor out = empty(x.shape(), f32);
   const float* px = xc.data<float>();
   float* po = out.data<float>();
-  parallel_for(x.numel(), kGrainElements, [&](int64_t lo, int64_t hi) { kernel(px + lo, po + lo, hi - lo); });
+  cpu::parallel_for(x.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) { kernel(px + lo, po + lo, hi - lo); });
   return out;
 }
 
@@ -109,7 +110,7 @@ Tensor elementwise_backward(const Tensor& dy, const Tensor& s, const char* op, c
     using T = decltype(z);
     const T *pg = g.data<T>(), *ps = sc.data<T>();
     T* po = out.data<T>();
-    parallel_for(s.numel(), grain, [&](int64_t lo, int64_t hi) { kernel(z, pg + lo, ps + lo, po + lo, hi - lo); });
+    cpu::parallel_for(s.numel(), grain, [&](int64_t lo, int64_t hi) { kernel(z, pg + lo, ps + lo, po + lo, hi - lo); });
   });
   return out;
 }
@@ -156,7 +157,7 @@ Tensor gelu(const Tensor& x, bool tanh_approx) {
 }
 
 Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
-  constexpr int64_t grain = kGrainElements / 4;  // about 35 vector operations per 16 elements
+  constexpr int64_t grain = cpu::kGrainElements / 4;  // about 35 vector operations per 16 elements
   return elementwise_backward(dy, x, "gelu_backward", "x", grain, [](auto z, const auto* pg, const auto* px, auto* po,
                                                                      int64_t n) {
     using T = decltype(z);
@@ -174,7 +175,7 @@ Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
 // One pass instead of four tensors (y·y, 1 - that, dy·that, and the scalar 1): what an ordinary backward of
 // tanh costs on small tensors is the tensors, not the arithmetic. T-typed ops: the bits of the composition.
 Tensor tanh_backward(const Tensor& dy, const Tensor& y) {
-  return elementwise_backward(dy, y, "tanh_backward", "y", kGrainElements,
+  return elementwise_backward(dy, y, "tanh_backward", "y", cpu::kGrainElements,
                               [](auto z, const auto* pg, const auto* py, auto* po, int64_t n) {
     using T = decltype(z);
     for (int64_t i = 0; i < n; ++i) po[i] = pg[i] * (T(1) - py[i] * py[i]);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "core/cpu/kernels.h"
 #include "core/ops.h"
 #include "core/parallel.h"
 
@@ -85,13 +86,13 @@ void adam_update(T* p, const T* g, T* m, T* v, T* v_max, int64_t n, const AdamSc
   // their own parameters, and clang checks it (and refuses it) for T = double too.
   if constexpr (std::is_same_v<T, float>) {
     if (!a.amsgrad) {
-      parallel_for(n, kGrainElements / 4,
+      cpu::parallel_for(n, cpu::kGrainElements / 4,
                    [=, &a](int64_t lo, int64_t hi) { adam_range_f32(decay, p, g, m, v, lo, hi, a); });
       return;
     }
   }
   auto run = [&](auto decay_c, auto amsgrad) {
-    parallel_for(n, kGrainElements / 4, [=, &a](int64_t lo, int64_t hi) {
+    cpu::parallel_for(n, cpu::kGrainElements / 4, [=, &a](int64_t lo, int64_t hi) {
       adam_range<decltype(decay_c)::value, amsgrad>(p, g, m, v, v_max, lo, hi, a);
     });
   };

@@ -5,7 +5,7 @@
 # runtimes for tests/fuzz/run.sh; --bench adds Google Benchmark and python3-torch for bench/run.sh. The
 # sanitizer build with g++ needs nothing extra: libasan and libubsan come with it.)
 set -euo pipefail
-packages=(g++ cmake make libopenblas-dev libfmt-dev doctest-dev nlohmann-json3-dev libcli11-dev)
+packages=(g++ cmake make libopenblas-dev libfmt-dev doctest-dev nlohmann-json3-dev libcli11-dev libhwy-dev)
 for arg in "$@"; do
   case "$arg" in
     --torch) packages+=(python3-torch python3-numpy) ;;

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "core/layer_norm_row.h"
+#include "core/cpu/kernels.h"
 #include "reference.h"
 
 using namespace tg;
@@ -35,7 +35,7 @@ std::vector<float> row(std::mt19937& gen, int64_t n, bool specials) {
 
 TEST_CASE("the AVX-512 layer-norm rows give the portable rows' bits") {
   float probe_x = 1.0f, probe_h, probe_m, probe_r;
-  if (!detail::layer_norm_f32_avx512(&probe_x, &probe_h, nullptr, nullptr, nullptr, 1, 1, 1e-5, &probe_m, &probe_r)) {
+  if (!cpu::layer_norm_f32_avx512(&probe_x, &probe_h, nullptr, nullptr, nullptr, 1, 1, 1e-5, &probe_m, &probe_r)) {
     MESSAGE("no AVX-512 on this CPU: the portable rows run, nothing to compare");
     return;
   }
@@ -62,9 +62,9 @@ TEST_CASE("the AVX-512 layer-norm rows give the portable rows' bits") {
       const float* pb = with_b ? b.data() : nullptr;
       std::vector<float> h0(x.size()), h1(x.size(), 9.0f), y0(x.size()), y1(x.size(), 9.0f);
       std::vector<float> mean0(rows), mean1(rows), rstd0(rows), rstd1(rows);
-      detail::layer_norm_f32_portable(x.data(), h0.data(), affine ? y0.data() : nullptr, pw, pb, rows, n, eps,
+      cpu::layer_norm_f32_portable(x.data(), h0.data(), affine ? y0.data() : nullptr, pw, pb, rows, n, eps,
                                       mean0.data(), rstd0.data());
-      REQUIRE(detail::layer_norm_f32_avx512(x.data(), h1.data(), affine ? y1.data() : nullptr, pw, pb, rows, n, eps,
+      REQUIRE(cpu::layer_norm_f32_avx512(x.data(), h1.data(), affine ? y1.data() : nullptr, pw, pb, rows, n, eps,
                                             mean1.data(), rstd1.data()));
       CHECK(same_bits(h0, h1));
       CHECK(same_bits(mean0, mean1));
@@ -80,9 +80,9 @@ TEST_CASE("the AVX-512 layer-norm rows give the portable rows' bits") {
       for (size_t j = 0; j < dw0.size(); ++j) dw0[j] = 0.25 * double(j) - 3.0, db0[j] = 1e3 / double(j + 1);
       std::vector<double> dw1 = dw0, db1 = db0;
       std::vector<float> dx0(x.size()), dx1(x.size(), 9.0f);
-      detail::layer_norm_backward_f32_portable(dy.data(), h0.data(), pw, rstd0.data(), dx0.data(),
+      cpu::layer_norm_backward_f32_portable(dy.data(), h0.data(), pw, rstd0.data(), dx0.data(),
                                                with_w ? dw0.data() : nullptr, with_b ? db0.data() : nullptr, rows, n);
-      REQUIRE(detail::layer_norm_backward_f32_avx512(dy.data(), h0.data(), pw, rstd0.data(), dx1.data(),
+      REQUIRE(cpu::layer_norm_backward_f32_avx512(dy.data(), h0.data(), pw, rstd0.data(), dx1.data(),
                                                      with_w ? dw1.data() : nullptr, with_b ? db1.data() : nullptr,
                                                      rows, n));
       CHECK(same_bits(dx0, dx1));

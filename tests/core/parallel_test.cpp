@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/cpu/kernels.h"
 #include "core/error.h"
 #include "core/ops.h"
 #include "core/parallel.h"
@@ -95,7 +96,7 @@ TEST_CASE("kernels give identical results with 1 and 2 threads, across pool resi
   for (int64_t i = 0; i < n; i += 4099) CHECK(two[0][i] == double(float(xs[i]) + float(ys[i])));
 }
 
-TEST_CASE("parallel_for covers [0, n) exactly once, in chunks of at least grain") {
+TEST_CASE("cpu::parallel_for covers [0, n) exactly once, in chunks of at least grain") {
   ThreadsGuard guard;
   for (int threads : {1, 2, 4}) {
     set_num_threads(threads);
@@ -105,7 +106,7 @@ TEST_CASE("parallel_for covers [0, n) exactly once, in chunks of at least grain"
       std::vector<std::atomic<int>> hits(n);
       std::atomic<int64_t> smallest{n};
       std::atomic<int> calls{0};
-      parallel_for(n, 100, [&](int64_t lo, int64_t hi) {
+      cpu::parallel_for(n, 100, [&](int64_t lo, int64_t hi) {
         ++calls;
         if (hi - lo < smallest) smallest = hi - lo;
         for (int64_t i = lo; i < hi; ++i) ++hits[i];
@@ -121,13 +122,13 @@ TEST_CASE("parallel_for covers [0, n) exactly once, in chunks of at least grain"
   }
 }
 
-TEST_CASE("a parallel_for nested inside another runs serially and still covers its range") {
+TEST_CASE("a cpu::parallel_for nested inside another runs serially and still covers its range") {
   ThreadsGuard guard;
   set_num_threads(2);
   std::atomic<int64_t> total{0};
-  parallel_for(4, 1, [&](int64_t lo, int64_t hi) {
+  cpu::parallel_for(4, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i)
-      parallel_for(1000, 10, [&](int64_t a, int64_t b) { total += b - a; });
+      cpu::parallel_for(1000, 10, [&](int64_t a, int64_t b) { total += b - a; });
   });
   CHECK(total == 4000);
 }

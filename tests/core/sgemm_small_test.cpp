@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu/kernels.h"
 #include "core/ops.h"
 #include "core/random.h"
-#include "core/sgemm_small.h"
 
-using namespace tg::detail;
+using namespace tg::cpu;
 
 namespace {
 

@@ -8,10 +8,10 @@
 #include <random>
 #include <vector>
 
+#include "core/cpu/kernels.h"
 #include "core/error.h"
 #include "core/ops.h"
 #include "core/random.h"
-#include "core/softmax_row.h"
 #include "reference.h"
 
 using namespace tg;
@@ -45,7 +45,7 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 
 TEST_CASE("the AVX-512 softmax lines give the portable lines' bits") {
   std::vector<float> probe(1, 0.0f);
-  if (!detail::softmax_f32_avx512(probe.data(), probe.data(), 1)) {
+  if (!cpu::softmax_f32_avx512(probe.data(), probe.data(), 1)) {
     MESSAGE("no AVX-512 on this CPU: the portable lines run, nothing to compare");
     return;
   }
@@ -56,28 +56,28 @@ TEST_CASE("the AVX-512 softmax lines give the portable lines' bits") {
       CAPTURE(round);
       const std::vector<float> x = line(gen, n, round % 2 == 1), g = line(gen, n, false);
       std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n), 9.0f);
-      detail::softmax_f32_portable(x.data(), want.data(), n);
-      if (!detail::softmax_f32_avx512(x.data(), got.data(), n)) {  // max -inf: the portable line's zeros run
+      cpu::softmax_f32_portable(x.data(), want.data(), n);
+      if (!cpu::softmax_f32_avx512(x.data(), got.data(), n)) {  // max -inf: the portable line's zeros run
         CHECK(std::all_of(x.begin(), x.end(), [](float v) { return v == -INFINITY || std::isnan(v); }));
         continue;
       }
       CHECK(same_bits(want, got));
       std::vector<float> dwant(static_cast<size_t>(n)), dgot(static_cast<size_t>(n));
-      detail::softmax_backward_f32_portable(g.data(), want.data(), dwant.data(), n);
-      REQUIRE(detail::softmax_backward_f32_avx512(g.data(), want.data(), dgot.data(), n));
+      cpu::softmax_backward_f32_portable(g.data(), want.data(), dwant.data(), n);
+      REQUIRE(cpu::softmax_backward_f32_avx512(g.data(), want.data(), dgot.data(), n));
       CHECK(same_bits(dwant, dgot));
     }
   // In place, as masked_softmax runs it.
   std::vector<float> x = line(gen, 37, true), want(37);
   x[0] = 1.0f;
-  detail::softmax_f32_portable(x.data(), want.data(), 37);
-  REQUIRE(detail::softmax_f32_avx512(x.data(), x.data(), 37));
+  cpu::softmax_f32_portable(x.data(), want.data(), 37);
+  REQUIRE(cpu::softmax_f32_avx512(x.data(), x.data(), 37));
   CHECK(same_bits(want, x));
 }
 
 TEST_CASE("the AVX-512 log_softmax line gives the portable line's bits, also in place") {
   std::vector<float> probe(1, 0.0f);
-  if (!detail::log_softmax_f32_avx512(probe.data(), probe.data(), 1)) {
+  if (!cpu::log_softmax_f32_avx512(probe.data(), probe.data(), 1)) {
     MESSAGE("no AVX-512 on this CPU: the portable line runs, nothing to compare");
     return;
   }
@@ -87,8 +87,8 @@ TEST_CASE("the AVX-512 log_softmax line gives the portable line's bits, also in 
       CAPTURE(n);
       CAPTURE(round);
       std::vector<float> x = line(gen, n, round % 2 == 1), want(static_cast<size_t>(n)), got(want.size(), 9.0f);
-      detail::log_softmax_f32_portable(x.data(), want.data(), n);
-      if (!detail::log_softmax_f32_avx512(x.data(), got.data(), n)) {  // max ±inf or all NaN: the portable line
+      cpu::log_softmax_f32_portable(x.data(), want.data(), n);
+      if (!cpu::log_softmax_f32_avx512(x.data(), got.data(), n)) {  // max ±inf or all NaN: the portable line
         const bool finite_max = std::any_of(x.begin(), x.end(), [](float v) { return std::isfinite(v); }) &&
                                 std::count(x.begin(), x.end(), INFINITY) == 0;
         CHECK_FALSE(finite_max);
@@ -96,7 +96,7 @@ TEST_CASE("the AVX-512 log_softmax line gives the portable line's bits, also in 
         continue;
       }
       CHECK(same_bits(want, got));
-      REQUIRE(detail::log_softmax_f32_avx512(x.data(), x.data(), n));
+      REQUIRE(cpu::log_softmax_f32_avx512(x.data(), x.data(), n));
       CHECK(same_bits(want, x));
     }
 }

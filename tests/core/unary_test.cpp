@@ -10,8 +10,8 @@
 #include <limits>
 #include <numbers>
 
+#include "core/cpu/fast_math.h"
 #include "core/error.h"
-#include "core/fast_math.h"
 #include "core/ops.h"
 #include "reference.h"
 
@@ -145,8 +145,8 @@ TEST_CASE("gelu_f32 is within 8 ulp of x·Φ(x) and gelu_grad_f32 within 4 ulp, 
     const double xd = x, cdf = 0.5 * std::erfc(-xd / std::numbers::sqrt2);
     const double x_pdf = xd * std::exp(-0.5 * xd * xd) / std::sqrt(2 * std::numbers::pi);
     const double want = xd * cdf;
-    worst.see(x, std::fabs(detail::gelu_f32(x) - want) / ulp_f32(want));
-    worst_grad.see(x, std::fabs(detail::gelu_grad_f32(x) - (cdf + x_pdf)) / ulp_f32(std::max(cdf, std::fabs(x_pdf))));
+    worst.see(x, std::fabs(cpu::gelu_f32(x) - want) / ulp_f32(want));
+    worst_grad.see(x, std::fabs(cpu::gelu_grad_f32(x) - (cdf + x_pdf)) / ulp_f32(std::max(cdf, std::fabs(x_pdf))));
   });
   CAPTURE(worst.at);
   CAPTURE(worst_grad.at);
@@ -155,20 +155,20 @@ TEST_CASE("gelu_f32 is within 8 ulp of x·Φ(x) and gelu_grad_f32 within 4 ulp, 
 }
 
 TEST_CASE("gelu_f32 and gelu_grad_f32 at zeros, infinities, NaN and past the clamp") {
-  CHECK(detail::gelu_f32(0.0f) == 0.0f);
-  CHECK(!std::signbit(detail::gelu_f32(0.0f)));
-  CHECK(std::signbit(detail::gelu_f32(-0.0f)));
-  CHECK(detail::gelu_f32(INFINITY) == INFINITY);
-  CHECK(std::isnan(detail::gelu_f32(-INFINITY)));  // -inf·Φ(-inf) = -inf·0, as PyTorch's
-  CHECK(std::isnan(detail::gelu_f32(NAN)));
-  CHECK(std::isnan(detail::gelu_f32(-NAN)));  // x86's default NaN has the sign bit set
-  CHECK(detail::gelu_f32(-20.0f) == 0.0f);
-  CHECK(detail::gelu_f32(1e30f) == 1e30f);
-  CHECK(detail::gelu_f32(3e38f) == 3e38f);
-  CHECK(detail::gelu_grad_f32(0.0f) == 0.5f);
-  CHECK(detail::gelu_grad_f32(-20.0f) == 0.0f);
-  CHECK(detail::gelu_grad_f32(20.0f) == 1.0f);
-  for (float v : {INFINITY, -INFINITY, NAN, -NAN}) CHECK(std::isnan(detail::gelu_grad_f32(v)));
+  CHECK(cpu::gelu_f32(0.0f) == 0.0f);
+  CHECK(!std::signbit(cpu::gelu_f32(0.0f)));
+  CHECK(std::signbit(cpu::gelu_f32(-0.0f)));
+  CHECK(cpu::gelu_f32(INFINITY) == INFINITY);
+  CHECK(std::isnan(cpu::gelu_f32(-INFINITY)));  // -inf·Φ(-inf) = -inf·0, as PyTorch's
+  CHECK(std::isnan(cpu::gelu_f32(NAN)));
+  CHECK(std::isnan(cpu::gelu_f32(-NAN)));  // x86's default NaN has the sign bit set
+  CHECK(cpu::gelu_f32(-20.0f) == 0.0f);
+  CHECK(cpu::gelu_f32(1e30f) == 1e30f);
+  CHECK(cpu::gelu_f32(3e38f) == 3e38f);
+  CHECK(cpu::gelu_grad_f32(0.0f) == 0.5f);
+  CHECK(cpu::gelu_grad_f32(-20.0f) == 0.0f);
+  CHECK(cpu::gelu_grad_f32(20.0f) == 1.0f);
+  for (float v : {INFINITY, -INFINITY, NAN, -NAN}) CHECK(std::isnan(cpu::gelu_grad_f32(v)));
   // where PyTorch's f32 0.5·x·(1 + erf(x/√2)) is 0, ours keeps the value: gelu(-8) = -8·Φ(-8) ≈ -4.98e-15
   CHECK(gelu(tensor({-8.0})).item() == doctest::Approx(-8 * 0.5 * std::erfc(8 / std::numbers::sqrt2)).epsilon(1e-6));
 }
@@ -179,14 +179,14 @@ TEST_CASE("gelu's f32 tanh form is within 4·(1 + 2|u|) ulp of its formula, left
   Worst worst;
   sweep_f32(0x41200000u, 61, [&](float x) {
     const double xd = x, u = 0.7978845608028654 * (xd + 0.044715 * xd * xd * xd), want = xd / (1 + std::exp(-2 * u));
-    worst.see(x, std::fabs(detail::gelu_tanh_f32(x) - want) / ulp_f32(want) / (u < 0 ? 1 - 2 * u : 1));
+    worst.see(x, std::fabs(cpu::gelu_tanh_f32(x) - want) / ulp_f32(want) / (u < 0 ? 1 - 2 * u : 1));
   });
   CAPTURE(worst.at);
   CHECK(worst.err <= 4.0);
-  CHECK(detail::gelu_tanh_f32(-8.0f) == doctest::Approx(-8 / (1 + std::exp(2 * 0.7978845608028654 * (8 + 0.044715 * 512))))
+  CHECK(cpu::gelu_tanh_f32(-8.0f) == doctest::Approx(-8 / (1 + std::exp(2 * 0.7978845608028654 * (8 + 0.044715 * 512))))
                                             .epsilon(1e-4));
-  CHECK(std::isnan(detail::gelu_tanh_f32(NAN)));
-  CHECK(detail::gelu_tanh_f32(INFINITY) == INFINITY);
+  CHECK(std::isnan(cpu::gelu_tanh_f32(NAN)));
+  CHECK(cpu::gelu_tanh_f32(INFINITY) == INFINITY);
 }
 
 // The tensor kernels run the widest clone of their loop the CPU has (AVX-512 here); this file's scalar calls
@@ -201,11 +201,11 @@ TEST_CASE("gelu (both forms), gelu_backward, exp and tanh's vectorised loops giv
   const std::vector<float> th = tanh(x).to_vector<float>();
   int64_t differ = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
-    const float v = float(xs[i]), gv = detail::gelu_f32(v), dv = detail::gelu_grad_f32(v), tv = detail::gelu_tanh_f32(v);
+    const float v = float(xs[i]), gv = cpu::gelu_f32(v), dv = cpu::gelu_grad_f32(v), tv = cpu::gelu_tanh_f32(v);
     differ += std::memcmp(&y[i], &gv, 4) != 0;
     differ += std::memcmp(&dx[i], &dv, 4) != 0;
     differ += std::memcmp(&yt[i], &tv, 4) != 0;
-    const float ev = detail::exp_f32(v), thv = detail::tanh_f32(v);
+    const float ev = cpu::exp_f32(v), thv = cpu::tanh_f32(v);
     differ += std::memcmp(&e[i], &ev, 4) != 0;
     differ += std::memcmp(&th[i], &thv, 4) != 0;
   }
@@ -273,14 +273,14 @@ TEST_CASE("tanh_f32 is within 3 ulp of tanh, on both sides of its switch and in 
   Worst worst;
   sweep_f32(0x41200000u, 61, [&](float x) {
     const double want = std::tanh(double(x));
-    worst.see(x, std::fabs(detail::tanh_f32(x) - want) / ulp_f32(want));
+    worst.see(x, std::fabs(cpu::tanh_f32(x) - want) / ulp_f32(want));
   });
   CAPTURE(worst.at);
   CHECK(worst.err <= 3.0);
-  CHECK(detail::tanh_f32(INFINITY) == 1.0f);
-  CHECK(detail::tanh_f32(-INFINITY) == -1.0f);
-  CHECK(std::signbit(detail::tanh_f32(-0.0f)));
-  CHECK(std::isnan(detail::tanh_f32(NAN)));
+  CHECK(cpu::tanh_f32(INFINITY) == 1.0f);
+  CHECK(cpu::tanh_f32(-INFINITY) == -1.0f);
+  CHECK(std::signbit(cpu::tanh_f32(-0.0f)));
+  CHECK(std::isnan(cpu::tanh_f32(NAN)));
 }
 
 // Every 613th f32 with |x| ≤ 104 (3.6 M values) against 1/(1 + e^-x) in double; exp's f32 loop is exp_f32,

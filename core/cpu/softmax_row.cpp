@@ -3,7 +3,7 @@
 // took 7 % of a training step (bench_step S, perf); building them for AVX-512 with target_clones was tried and was
 // slower (the fold8 helpers stopped inlining, RESULTS.md). These are the same operations written out on vectors, so the
 // bits are the portable line's:
-//  - exp16 is detail::exp_f32 operation for operation (no fma: a product then a sum, each rounded, as
+//  - exp16 is cpu::exp_f32 operation for operation (no fma: a product then a sum, each rounded, as
 //    -ffp-contract=off keeps the scalar code);
 //  - the max is exact in any order; a NaN is passed over as MaxOf does (max_ps(x, acc) returns acc when x
 //    is NaN), and a max of -0 or +0 gives the same exps;
@@ -11,13 +11,13 @@
 //    added to it one by one.
 // tests/core/softmax_row_test.cpp compares both lines bit for bit on every length to 200 with -inf, NaN, inf,
 // ±0, subnormal and large inputs.
-#include "core/softmax_row.h"
+#include "core/cpu/kernels.h"
 
 #include <initializer_list>
 
-#include "core/avx512.h"
+#include "core/cpu/avx512.h"
 
-namespace tg::detail {
+namespace tg::cpu {
 namespace {
 
 // exp_f32 (core/fast_math.h) on 16 lanes; see there for the constants and the masks.
@@ -180,4 +180,4 @@ bool softmax_backward_f32_avx512(const float* g, const float* p, float* out, int
   return true;
 }
 
-}  // namespace tg::detail
+}  // namespace tg::cpu

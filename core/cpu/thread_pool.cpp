@@ -1,20 +1,18 @@
 // A small thread pool for our kernels and our matrix products. Workers sleep on a condition variable between
-// jobs (no spinning). OpenBLAS runs on the calling thread only: its own pool spun with sched_yield between
-// GEMMs and took the core our workers needed (config S with 2 threads: 12.0 ms per step against 8.2 ms with
-// one, 60 % of its profile in sched_yield and the VM's kernel), so linalg.cpp splits products over this pool.
-#include "core/parallel.h"
-
+// jobs (no spinning). OpenBLAS runs on the calling thread only: its own pool spins with sched_yield between
+// GEMMs and takes the core our workers need (bench/RESULTS.md), so linalg.cpp splits products over this pool.
 #include <cblas.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <exception>
-#include <initializer_list>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "core/cpu/kernels.h"
 #include "core/error.h"
+#include "core/parallel.h"
 
 namespace tg {
 namespace {
@@ -104,27 +102,6 @@ void set_num_threads(int n) {
 
 int get_num_threads() { return g_threads; }
 
-int threads_here() { return t_in_parallel ? 1 : g_threads.load(); }
-
-void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
-  if (n <= 0) return;
-  const int64_t most = (n + grain - 1) / std::max<int64_t>(grain, 1);
-  std::unique_lock lock(g_pool_mu, std::defer_lock);
-  if (most <= 1 || t_in_parallel || !lock.try_lock()) return f(0, n);
-  // Read the thread count under the lock that set_num_threads resizes the pool under: read before it, a
-  // concurrent shrink would leave chunks without a worker, and run() would wait for them forever.
-  const int64_t chunks = std::min<int64_t>(g_threads, most);
-  if (chunks <= 1) return lock.unlock(), f(0, n);
-  t_in_parallel = true;
-  pool().run(int(chunks), [&](int i) {
-    bool outer = t_in_parallel;
-    t_in_parallel = true;
-    f(n * i / chunks, n * (i + 1) / chunks);
-    t_in_parallel = outer;
-  });
-  t_in_parallel = false;
-}
-
 void parallel_tasks(int64_t n, const std::function<void(int64_t)>& task) {
   std::unique_lock lock(g_pool_mu, std::defer_lock);
   const int64_t threads = n > 1 && !t_in_parallel && lock.try_lock() ? std::min<int64_t>(g_threads, n) : 1;
@@ -155,47 +132,29 @@ void parallel_tasks(int64_t n, const std::function<void(int64_t)>& task) {
     if (e) std::rethrow_exception(e);
 }
 
-BlasInfo blas_info() {
-  BlasInfo b{"OpenBLAS", openblas_get_config(), openblas_get_corename(), get_num_threads(), "", ""};
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) b.suggested_core = "SkylakeX";
-  else if (__builtin_cpu_supports("avx2")) b.suggested_core = "Haswell";
-  // The cores with AVX-512 kernels, and those with AVX2 ones (AMD's Zen included). On an AMD EPYC of family
-  // 26 (AVX-512) with OPENBLAS_CORETYPE=Haswell in its environment: sgemm 90-94 GFLOP/s per core against
-  // 160-175 with SkylakeX, and no warning before.
-  auto one_of = [&](std::initializer_list<const char*> cores) {
-    for (const char* c : cores)
-      if (b.core == c) return true;
-    return false;
-  };
-  const bool avx512 = one_of({"SkylakeX", "Cooperlake", "SapphireRapids"});
-  const bool avx2 = avx512 || one_of({"Haswell", "Zen"});
-  const bool weaker = b.suggested_core == "SkylakeX" ? !avx512 : b.suggested_core == "Haswell" && !avx2;
-  if (weaker)
-    b.warning = fmt::format("OpenBLAS runs its {} kernels on a CPU with {}: GEMMs run up to several times slower; "
-                            "set OPENBLAS_CORETYPE={} in the environment", b.core,
-                            b.suggested_core == "SkylakeX" ? "AVX-512" : "AVX2", b.suggested_core);
-  return b;
-}
-
-void check_blas() {
-  // A (3x5) @ B (5x4) with small integers: exact in f32 and f64, so any difference is a broken kernel.
-  const int M = 3, K = 5, N = 4;
-  float a[M * K], b[K * N], c[M * N];
-  double ad[M * K], bd[K * N], cd[M * N];
-  for (int i = 0; i < M * K; ++i) a[i] = float(ad[i] = (i * 7) % 5 - 2);
-  for (int i = 0; i < K * N; ++i) b[i] = float(bd[i] = (i * 3) % 7 - 3);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, ad, K, bd, N, 0.0, cd, N);
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      double want = 0;
-      for (int k = 0; k < K; ++k) want += ad[i * K + k] * bd[k * N + j];
-      check<Error>(c[i * N + j] == float(want) && cd[i * N + j] == want,
-                   "check_blas: OpenBLAS core {} computes a wrong product ({} / {} instead of {}); unset "
-                   "OPENBLAS_CORETYPE or choose another core", openblas_get_corename(), c[i * N + j], cd[i * N + j],
-                   want);
-    }
-}
-
 }  // namespace tg
+
+namespace tg::cpu {
+
+int threads_here() { return t_in_parallel ? 1 : g_threads.load(); }
+
+void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
+  if (n <= 0) return;
+  const int64_t most = (n + grain - 1) / std::max<int64_t>(grain, 1);
+  std::unique_lock lock(g_pool_mu, std::defer_lock);
+  if (most <= 1 || t_in_parallel || !lock.try_lock()) return f(0, n);
+  // Read the thread count under the lock that set_num_threads resizes the pool under: read before it, a
+  // concurrent shrink would leave chunks without a worker, and run() would wait for them forever.
+  const int64_t chunks = std::min<int64_t>(g_threads, most);
+  if (chunks <= 1) return lock.unlock(), f(0, n);
+  t_in_parallel = true;
+  pool().run(int(chunks), [&](int i) {
+    bool outer = t_in_parallel;
+    t_in_parallel = true;
+    f(n * i / chunks, n * (i + 1) / chunks);
+    t_in_parallel = outer;
+  });
+  t_in_parallel = false;
+}
+
+}  // namespace tg::cpu

@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-namespace tg::detail {
+namespace tg::cpu {
 
 // The byte masks of the masked softmax line need AVX-512 BW and VL, which every AVX-512 CPU but Xeon Phi has.
 inline bool has_avx512() {
@@ -50,4 +50,4 @@ inline bool has_avx512() {
   else _mm512_mask_storeu_ps(p, k, v);
 }
 
-}  // namespace tg::detail
+}  // namespace tg::cpu

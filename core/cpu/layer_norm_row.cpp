@@ -8,13 +8,13 @@
 //  - dw and db gain dy·x̂ and dy in double, element by element.
 // tests/core/layer_norm_row_test.cpp compares the rows bit for bit on every length to 200 and wider, with
 // large offsets, ±0, subnormals, inf and NaN.
-#include "core/layer_norm_row.h"
+#include "core/cpu/kernels.h"
 
 #include <cmath>
 
-#include "core/avx512.h"
+#include "core/cpu/avx512.h"
 
-namespace tg::detail {
+namespace tg::cpu {
 namespace {
 
 TG_AVX512 inline __mmask8 tail_mask8(int64_t left) { return __mmask8(tail_mask(left)); }
@@ -156,4 +156,4 @@ bool layer_norm_backward_f32_avx512(const float* dy, const float* xhat, const fl
   return true;
 }
 
-}  // namespace tg::detail
+}  // namespace tg::cpu

@@ -21,7 +21,7 @@
 // (even and odd k) that it adds at the end. There, with an AVX2 and FMA CPU, every product under 256³
 // multiply-adds is ours, summed in order in one pass (K not blocked): its bits are the in-order sum's, not
 // OpenBLAS's, and the same at any thread count (linalg.cpp splits a product over threads only from 2·256³).
-#include "core/sgemm_small.h"
+#include "core/cpu/kernels.h"
 
 #include <cblas.h>
 #include <immintrin.h>
@@ -31,7 +31,7 @@
 #include <utility>
 #include <vector>
 
-namespace tg::detail {
+namespace tg::cpu {
 namespace {
 
 constexpr int64_t kBlockK = 448;                // OpenBLAS SkylakeX SGEMM_DEFAULT_Q
@@ -308,4 +308,4 @@ void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64
   }
 }
 
-}  // namespace tg::detail
+}  // namespace tg::cpu

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace tg::detail {
+namespace tg::cpu {
 
 /// e^x in f32: Cody-Waite reduction x = n·ln2 + r, |r| ≤ ln2/2, a degree-6 polynomial for e^r (Cephes
 /// expf's coefficients), and 2^n applied in two halves so that denormal results and n = 128 come out right.
@@ -142,4 +142,4 @@ inline float gelu_tanh_f32(float x) {
   return x / (1.0f + exp_f32(-2.0f * u));
 }
 
-}  // namespace tg::detail
+}  // namespace tg::cpu
