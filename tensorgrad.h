@@ -8,6 +8,7 @@
 #include "core/tensor.h"
 #include "autograd/functions.h"
 #include "autograd/gradcheck.h"
+#include "autograd/node.h"
 #include "autograd/variable.h"
 #include "core/safetensors.h"
 #include "nn/nn.h"

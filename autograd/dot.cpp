@@ -1,6 +1,7 @@
 // Graphviz export of a recorded graph, for looking at what a forward pass built.
 #include <unordered_map>
 
+#include "autograd/node.h"
 #include "autograd/variable.h"
 #include "core/format.h"
 

@@ -13,35 +13,6 @@
 
 namespace tg {
 
-void Node::release() {
-  freed = true;
-  backward = nullptr;
-  if (output_value.defined()) output_value = Tensor();
-  // Unlink a chain whose only owner is this node one link at a time, instead of by recursive destructors: an
-  // input's record that only this node holds, made by a node that only that record holds, hands that node's
-  // edges to `chain`, so that the node goes with none left.
-  Edges chain;
-  auto unlink = [&chain](std::shared_ptr<AutogradMeta> m) {
-    if (m && m.use_count() == 1 && m->grad_fn && m->grad_fn.use_count() == 1) {
-      std::shared_ptr<Node> n = std::move(m->grad_fn);
-      n->backward = nullptr;  // drops captured handles first, so the counts below are exact
-      for (Edge& in : n->inputs) chain.push_back(std::move(in));
-      n->inputs.clear();
-    }
-  };
-  for (Edge& in : inputs) unlink(std::move(in.meta));
-  inputs.clear();
-  while (!chain.empty()) {
-    std::shared_ptr<AutogradMeta> m = std::move(chain.back().meta);
-    chain.pop_back();
-    unlink(std::move(m));
-  }
-}
-
-Node::~Node() { release(); }
-
-Grads BackwardFn::operator()(const Variable& dy, const Variable& y) const { return ops_->call(buffer_, dy, y); }
-
 namespace {
 
 // Sums g over the dims that broadcasting added or stretched, giving `shape`. Called only when the shapes

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "autograd/node.h"
 #include "autograd/variable.h"
 #include "core/error.h"
 #include "core/ops.h"

@@ -1,19 +1,15 @@
-// Variable handles, recording of ops into the graph, and the thread-local grad and anomaly modes.
+// Variable handles and the thread-local grad and anomaly modes (recording itself is in node.cpp).
 #include "autograd/variable.h"
-
-#include <atomic>
 
 #include "autograd/functions.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/ops.h"
-#include "core/pool.h"
 
 namespace tg {
 namespace {
 thread_local bool t_grad_enabled = true;
 thread_local bool t_anomaly = false;
-std::atomic<uint64_t> g_sequence{0};
 }  // namespace
 
 bool grad_mode_enabled() { return t_grad_enabled; }
@@ -75,46 +71,5 @@ Variable Variable::select(int64_t d, int64_t index) const { return tg::select(*t
 Variable Variable::unsqueeze(int64_t d) const { return tg::unsqueeze(*this, d); }
 Variable Variable::squeeze(int64_t d) const { return tg::squeeze(*this, d); }
 Variable Variable::expand(const Shape& s) const { return tg::expand(*this, s); }
-
-namespace {
-// Both overloads of record: Inputs iterates as const Variable& (an initializer_list of references, or a vector).
-template <class Inputs>
-Variable record_inputs(const char* name, Tensor& value, const Inputs& inputs, BackwardFn& backward, bool keep_output) {
-  if (t_anomaly)
-    check<ValueError>(all_finite(value), "anomaly: forward of {} produced NaN or inf (output shape {})", name,
-                      value.shape());
-  bool needed = false;
-  for (const Variable& v : inputs) needed |= v.requires_grad();
-  if (!t_grad_enabled || !needed) return Variable(std::move(value));
-  // Node and meta come from the pool (core/pool.h): an op makes one of each, and drops them at the next backward.
-  auto node = std::allocate_shared<Node>(PoolAllocator<Node>());
-  node->name = name;
-  node->backward = std::move(backward);
-  node->sequence = g_sequence++;
-  node->inputs.reserve(inputs.size());  // one allocation, not one per doubling
-  // Versions are kept only for a backward that captures something (it may read an input); add's, which
-  // captures nothing, lets an input be written in place before backward, as PyTorch does.
-  const bool saves = node->backward.captures();
-  for (const Variable& v : inputs)
-    node->inputs.push_back({v.requires_grad() ? v.meta() : nullptr, v.shape(), v.dtype(),
-                            saves ? StorageVersion(v.value().storage()) : StorageVersion(),
-                            v.value().version()});
-  auto meta = std::allocate_shared<AutogradMeta>(PoolAllocator<AutogradMeta>());
-  meta->requires_grad = true;
-  meta->grad_fn = node;
-  node->output = meta;
-  if (keep_output) node->output_value = value, node->output_version = value.version();
-  return Variable(std::move(value), std::move(meta));
-}
-}  // namespace
-
-Variable record(const char* name, Tensor value, std::initializer_list<std::reference_wrapper<const Variable>> inputs,
-                BackwardFn backward, bool keep_output) {
-  return record_inputs(name, value, inputs, backward, keep_output);
-}
-Variable record(const char* name, Tensor value, const std::vector<Variable>& inputs, BackwardFn backward,
-                bool keep_output) {
-  return record_inputs(name, value, inputs, backward, keep_output);
-}
 
 }  // namespace tg

@@ -14,9 +14,8 @@ BlasInfo blas_info() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) b.suggested_core = "SkylakeX";
   else if (__builtin_cpu_supports("avx2")) b.suggested_core = "Haswell";
-  // The cores with AVX-512 kernels, and those with AVX2 ones (AMD's Zen included). On an AMD EPYC of family
-  // 26 (AVX-512) with OPENBLAS_CORETYPE=Haswell in its environment: sgemm 90-94 GFLOP/s per core against
-  // 160-175 with SkylakeX, and no warning before.
+  // The cores with AVX-512 kernels, and those with AVX2 ones (AMD's Zen included): a CPU with AVX-512 running
+  // AVX2 kernels (an OPENBLAS_CORETYPE left in the environment) gets about half its sgemm speed.
   auto one_of = [&](std::initializer_list<const char*> cores) {
     for (const char* c : cores)
       if (b.core == c) return true;

@@ -68,17 +68,16 @@ thread_local ListsOwner t_owner;
 // Large buffers (above the small classes) are whole pages from mmap, returned with munmap, except that a freed one
 // waits in a process-wide cache for a later request. malloc served these from its heap once its mmap threshold had
 // risen to the largest block freed (glibc's dynamic threshold), and its heap then held about as much freed memory as
-// the step used: peak RSS of one training step of bench config M was 776 MB with 377 MB in live buffers. Mapping every
-// buffer anew instead costs a page fault per 4 KB touched (+50 % time per step on M); the cache avoids both.
+// the step used (peak RSS twice the live buffers). Mapping every buffer anew instead costs a page fault per 4 KB
+// touched at every step; the cache avoids both (bench/RESULTS.md has the numbers).
 // A request takes the smallest cached block that holds it, not only one of its exact size: batches padded
 // to their longest sentence change every buffer's size from step to step, and exact sizes then missed,
-// filled the cache with sizes seen once and mapped and faulted in the rest (2 epochs of the sentiment
-// ensemble: 1.4 M page faults, 3.6 s system time). But only a block the request fills to 3/4 at least: a
-// small request that takes a large block sends the next large one to mmap (up to 2x: +5 % peak RSS on L).
+// filled the cache with sizes seen once and mapped and faulted in the rest. But only a block the request fills
+// to 3/4 at least: a small request that takes a large block sends the next large one to mmap.
 // The cache holds up to the most bytes of large blocks ever in use at once plus 256 MB, so that all of a
-// step's buffers come back from it at the next step: capped at a fixed 256 MB, the part of config M's peak
-// above it was unmapped at the end of each step and faulted in again in the next one's forward (17k page
-// faults per step, a quarter of its time on this VM). Memory the process has needed once stays mapped.
+// step's buffers come back from it at the next step: with a fixed cap, the part of a step's peak above it was
+// unmapped at the end of each step and faulted in again in the next one's forward. Memory the process has
+// needed once stays mapped.
 constexpr size_t kPage = 4096;
 constexpr size_t kCacheSlack = size_t(256) << 20;
 struct LargeCache {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "autograd/node.h"
 #include "core/error.h"
 #include "core/format.h"
 

@@ -15,11 +15,10 @@ namespace tg::cpu {
 /// there), else get_num_threads().
 int threads_here();
 
-/// How many elements of a light elementwise kernel (a few tenths of a ns each) are worth a thread: a region
-/// costs 8 µs while the worker is awake, but tens of µs more when it must be woken from sleep on a VM, and
-/// config S with 2 threads ran 20-40 % slower than with 1 (about 50 regions per step of 4096-32768 elements
-/// each; with this grain its 7 regions leave it as fast as with 1). Kernels size their grains from it, a
-/// quarter of it for heavier elements (exp, sqrt).
+/// How many elements of a light elementwise kernel (a few tenths of a ns each) are worth a thread: a parallel
+/// region costs microseconds while the worker is awake and tens of them when it must be woken from sleep on a
+/// VM, so a small tensor runs on one thread (bench/RESULTS.md, "Measurements behind the code"). Kernels size
+/// their grains from it, a quarter of it for heavier elements (exp, sqrt).
 inline constexpr int64_t kGrainElements = int64_t(1) << 19;
 
 /// parallel_for's general case: chunks on the pool, or f(0, n) when the pool is busy or has one thread.
