@@ -100,26 +100,27 @@ GradcheckResult gradcheck(const GradFn& fn, const std::vector<Variable>& inputs,
   return r;
 }
 
-GradcheckResult gradgradcheck(const GradFn& fn, const std::vector<Variable>& inputs, const GradcheckOptions& o,
-                              uint64_t seed) {
-  Generator gen(seed);
-  Variable probe = fn(inputs);
-  Variable v(randn(probe.shape(), probe.dtype(), &gen), true);
-  GradFn first_derivative = [&fn](const std::vector<Variable>& xs) {
+GradFn vjp(const GradFn& fn) {
+  return [fn](const std::vector<Variable>& xs) {
     std::vector<Variable> x(xs.begin(), xs.end() - 1), wrt;
     for (const Variable& xi : x)
       if (xi.requires_grad()) wrt.push_back(xi);
-    Variable y = fn(x);
-    Variable s = sum(y * xs.back());
+    Variable s = sum(fn(x) * xs.back());
     std::vector<Variable> g = grad({s}, wrt, {}, {.create_graph = true, .allow_unused = true});
     std::vector<Variable> parts;
     for (size_t i = 0; i < g.size(); ++i)
       parts.push_back(g[i] ? g[i].reshape({-1}) : Variable(zeros({wrt[i].numel()}, wrt[i].dtype())));
     return cat(parts, 0);
   };
+}
+
+GradcheckResult gradgradcheck(const GradFn& fn, const std::vector<Variable>& inputs, const GradcheckOptions& o,
+                              uint64_t seed) {
+  Generator gen(seed);
+  Variable probe = fn(inputs);
   std::vector<Variable> all = inputs;
-  all.push_back(v);
-  return gradcheck(first_derivative, all, o);
+  all.emplace_back(randn(probe.shape(), probe.dtype(), &gen), true);
+  return gradcheck(vjp(fn), all, o);
 }
 
 }  // namespace tg

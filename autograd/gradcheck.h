@@ -35,8 +35,13 @@ using GradFn = std::function<Variable(const std::vector<Variable>&)>;
 /// NaN report), or a negative atol or rtol.
 GradcheckResult gradcheck(const GradFn& fn, const std::vector<Variable>& inputs, const GradcheckOptions& options = {});
 
-/// Checks second derivatives: gradcheck of (inputs, v) -> d(fn(inputs)·v)/d(inputs) computed with
-/// create_graph, for a fixed random v (seeded by `seed`).
+/// fn's vector-Jacobian product as a function to check: (inputs..., v) -> d(Σ fn(inputs)·v)/d(inputs) for the
+/// inputs that require grad, flattened and joined (zeros for an unused one), with v of fn's output shape.
+/// Computed with create_graph, so that it is differentiable: a gradcheck of it checks the derivatives of
+/// fn's backward (PyTorch's gradgradcheck).
+GradFn vjp(const GradFn& fn);
+
+/// Checks second derivatives: gradcheck of vjp(fn) at (inputs, v), for a fixed random v (seeded by `seed`).
 GradcheckResult gradgradcheck(const GradFn& fn, const std::vector<Variable>& inputs,
                               const GradcheckOptions& options = {}, uint64_t seed = 0);
 
