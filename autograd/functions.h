@@ -28,6 +28,9 @@ Variable tanh(const Variable& x);
 Variable sigmoid(const Variable& x);
 Variable erf(const Variable& x);
 Variable relu(const Variable& x);  ///< gradient 0 at x = 0 (as PyTorch)
+/// x·scale where `bits` (a packed mask of core/ops.h, one bit per element of x) is set, 0 elsewhere: the
+/// backward of relu and dropout, and its own adjoint. ShapeError when bits does not hold x.numel() bits.
+Variable masked_scale(const Variable& x, const Tensor& bits, double scale);
 /// GELU (Hendrycks & Gimpel 2016): x·Φ(x), or the tanh approximation.
 Variable gelu(const Variable& x, bool tanh_approx = false);
 /// x ** exponent for a constant exponent.

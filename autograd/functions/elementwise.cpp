@@ -69,12 +69,21 @@ Variable abs(const Variable& x) {
     return {dy * Variable(tg::sign(x.value()))};
   });
 }
-// y = tanh x.  dx = dy·(1 - y²); an ordinary backward (nothing recorded) runs it as one kernel.
+namespace {
+// dx = dy·(1 - y²) as an op (one kernel), so that a recorded backward can be differentiated again:
+// d(dy) = ddx·(1 - y²), d(y) = -2·ddx·dy·y.
+Variable tanh_backward(const Variable& dy, const Variable& y) {
+  return record("tanh_backward", tg::tanh_backward(dy.value(), y.value()), {dy, y},
+                [dy, y](const Variable& ddx, const Variable&) -> Grads {
+                  return {tanh_backward(ddx, y), -2.0 * ddx * dy * y};
+                });
+}
+}  // namespace
+
+// y = tanh x.  dx = dy·(1 - y²).
 Variable tanh(const Variable& x) {
-  return record("tanh", tg::tanh(x.value()), {x}, [](const Variable& dy, const Variable& y) -> Grads {
-    if (!grad_mode_enabled()) return {Variable(tanh_backward(dy.value(), y.value()))};
-    return {dy * (1.0 - y * y)};
-  }, true);
+  return record("tanh", tg::tanh(x.value()), {x},
+                [](const Variable& dy, const Variable& y) -> Grads { return {tanh_backward(dy, y)}; }, true);
 }
 // y = σ(x).  dx = dy·y·(1 - y).
 Variable sigmoid(const Variable& x) {
@@ -87,28 +96,40 @@ Variable erf(const Variable& x) {
     return {dy * (2.0 / std::sqrt(std::numbers::pi)) * exp(-(x * x))};
   });
 }
+// y = x·m with m ∈ {0, scale} given by one bit per element.  dx = dy·m: its own adjoint.
+Variable masked_scale(const Variable& x, const Tensor& bits, double scale) {
+  return record("masked_scale", tg::masked_scale(x.value(), bits, scale), {x},
+                [bits, scale](const Variable& dy, const Variable&) -> Grads { return {masked_scale(dy, bits, scale)}; });
+}
 // y = max(x, 0).  dx = dy where y > 0, kept as one bit per element rather than y: the next op (dropout in a
-// feed-forward block) often does not keep y, and then a 32nd of its memory stays alive.
+// feed-forward block) often does not keep y, and then a 32nd of its memory stays alive. The bits are packed
+// only when the op is recorded, for there is no backward to read them otherwise.
 Variable relu(const Variable& x) {
   Tensor y = tg::relu(x.value());
-  Tensor positive = grad_mode_enabled() && x.requires_grad() ? pack_positive(y) : Tensor();
+  Tensor positive = is_recorded({x}) ? pack_positive(y) : Tensor();
   return record("relu", y, {x}, [positive](const Variable& dy, const Variable&) -> Grads {
-    if (!grad_mode_enabled()) return {Variable(masked_scale(dy.value(), positive, 1.0))};
-    return {where(unpack_mask(positive, dy.shape()), dy, constant(0, dy))};
+    return {masked_scale(dy, positive, 1.0)};
   });
 }
-// Exact: y = x·Φ(x), dx = dy·(Φ(x) + x·φ(x)).  Tanh form: y = x/2·(1 + tanh u), u = k(x + 0.044715x³),
-// dx = dy·(½(1 + t) + ½x(1 - t²)·k(1 + 3·0.044715x²)). An ordinary backward of the exact form is the one-pass
-// core kernel; under create_graph it is the composition below, which can be differentiated again.
+
+namespace {
+// dx = dy·(Φ(x) + x·φ(x)) as an op (exact gelu's one-pass kernel). As φ' = -x·φ:
+// d(dy) = ddx·(Φ(x) + x·φ(x)), d(x) = ddx·dy·φ(x)·(2 - x²).
+Variable gelu_backward(const Variable& dy, const Variable& x) {
+  return record("gelu_backward", tg::gelu_backward(dy.value(), x.value()), {dy, x},
+                [dy, x](const Variable& ddx, const Variable&) -> Grads {
+                  Variable pdf = exp(-0.5 * x * x) / std::sqrt(2 * std::numbers::pi);
+                  return {gelu_backward(ddx, x), ddx * dy * pdf * (2.0 - x * x)};
+                });
+}
+}  // namespace
+
+// Exact: y = x·Φ(x), dx = dy·(Φ(x) + x·φ(x)), one kernel (gelu_backward above). Tanh form: y = x/2·(1 + tanh u),
+// u = k(x + 0.044715x³), dx = dy·(½(1 + t) + ½x(1 - t²)·k(1 + 3·0.044715x²)), composed.
 Variable gelu(const Variable& x, bool tanh_approx) {
   return record("gelu", tg::gelu(x.value(), tanh_approx), {x}, [x, tanh_approx](const Variable& dy,
                                                                                   const Variable&) -> Grads {
-    if (!tanh_approx && !grad_mode_enabled()) return {Variable(gelu_backward(dy.value(), x.value()))};
-    if (!tanh_approx) {
-      Variable cdf = 0.5 * (1.0 + erf(x * std::numbers::sqrt2 / 2));
-      Variable pdf = exp(-0.5 * x * x) / std::sqrt(2 * std::numbers::pi);
-      return {dy * (cdf + x * pdf)};
-    }
+    if (!tanh_approx) return {gelu_backward(dy, x)};
     const double k = std::sqrt(2 / std::numbers::pi), c = 0.044715;
     Variable t = tanh(k * (x + c * x * x * x));
     return {dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * c * x * x))};

@@ -41,8 +41,7 @@ Tensor div_heads(const Tensor& x, double r) {
 // Records r.output = x·m with m ∈ {0, r.scale} given by r.keep: dx = dy·m.
 Variable record_masked(const char* op, const Variable& x, const DropoutResult& r) {
   return record(op, r.output, {x}, [keep = r.keep, scale = r.scale](const Variable& dy, const Variable&) -> Grads {
-    if (!grad_mode_enabled()) return {Variable(masked_scale(dy.value(), keep, scale))};
-    return {dy * Variable(masked_scale(ones(dy.shape(), dy.dtype()), keep, scale))};
+    return {masked_scale(dy, keep, scale)};
   });
 }
 

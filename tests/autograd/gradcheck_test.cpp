@@ -56,8 +56,14 @@ const std::vector<GradCase>& cases() {
       {"sigmoid", {{3, 4}}, [](const Inputs& x) { return sigmoid(x[0]); }},
       {"erf", {{3, 4}}, [](const Inputs& x) { return erf(x[0]); }},
       {"relu", {{3, 4}}, [](const Inputs& x) { return relu(x[0]); }},
+      {"masked_scale", {{3, 4}},
+       [](const Inputs& x) { return masked_scale(x[0], pack_positive(mask_of({3, 4}, 10).to(f64)), 2.0); }},
       {"gelu", {{3, 4}}, [](const Inputs& x) { return gelu(x[0]); }},
       {"gelu", {{3, 4}}, [](const Inputs& x) { return gelu(x[0], true); }},
+      // The fused backward ops, as the functions (x, dy) -> dx that run them (their gradgradcheck is the third
+      // derivative of the forward op).
+      {"tanh_backward", {{3, 4}, {3, 4}}, vjp([](const Inputs& x) { return tanh(x[0]); })},
+      {"gelu_backward", {{3, 4}, {3, 4}}, vjp([](const Inputs& x) { return gelu(x[0]); })},
       {"pow", {{2, 3}}, [](const Inputs& x) { return pow(x[0], 3.0); }},
       {"pow", {{2, 3}}, [](const Inputs& x) { return pow(x[0], 2.0); }},
       {"pow", {{2, 3}}, [](const Inputs& x) { return pow(x[0], -1.5); }, true},
@@ -167,8 +173,10 @@ TEST_CASE("every differentiable function matches finite differences in f64") {
   }
 }
 
+// A fused backward op's row is the vjp of its forward op, so that here its own backward is differentiated.
 TEST_CASE("second derivatives match finite differences for the core families") {
-  const std::set<std::string> second = {"mul", "div", "exp", "log", "tanh", "sigmoid", "gelu", "pow", "sum", "mean",
+  const std::set<std::string> second = {"tanh_backward", "gelu_backward", "masked_scale",
+                                        "mul", "div", "exp", "log", "tanh", "sigmoid", "gelu", "pow", "sum", "mean",
                                         "var", "logsumexp", "matmul", "linear", "softmax", "log_softmax", "layer_norm",
                                         "cross_entropy", "sqrt", "erf", "slice", "index_select", "embedding",
                                         "embedding_bag", "embedding_bag_backward",
