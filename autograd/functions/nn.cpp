@@ -1,5 +1,7 @@
 // Differentiable functions of neural networks, fused where the composition would be unstable or wasteful:
 // softmax, log_softmax, layer_norm, embedding / embedding_bag / index_select, dropout and cross_entropy.
+// A fused backward kernel is an op of its own (softmax_backward, layer_norm_backward, ...) with its own
+// derivative, so that an ordinary backward and a recorded (create_graph) one run the same code.
 #include <cmath>
 #include <limits>
 
@@ -45,66 +47,129 @@ Variable record_masked(const char* op, const Variable& x, const DropoutResult& r
   });
 }
 
+// dx = y·(dy - Σ dy·y) as an op (one kernel), so that a recorded backward can be differentiated again. It is
+// its own adjoint in dy: d(dy) = softmax_backward(ddx, y), and d(y) = ddx·(dy - Σ dy·y) - dy·Σ ddx·y.
+Variable softmax_backward(const Variable& dy, const Variable& y, int64_t dim) {
+  return record("softmax_backward", tg::softmax_backward(dy.value(), y.value(), dim), {dy, y},
+                [dy, y, dim](const Variable& ddx, const Variable&) -> Grads {
+                  return {softmax_backward(ddx, y, dim),
+                          ddx * (dy - sum(dy * y, {dim}, true)) - dy * sum(ddx * y, {dim}, true)};
+                });
+}
+
+// dx = dy - eʸ·Σ dy as an op (one kernel): d(dy) = ddx - Σ ddx·eʸ, d(y) = -ddx·eʸ·Σ dy.
+Variable log_softmax_backward(const Variable& dy, const Variable& y, int64_t dim) {
+  return record("log_softmax_backward", tg::log_softmax_backward(dy.value(), y.value(), dim), {dy, y},
+                [dy, y, dim](const Variable& ddx, const Variable&) -> Grads {
+                  const Variable p = exp(y);
+                  return {ddx - sum(ddx * p, {dim}, true), -(ddx * p * sum(dy, {dim}, true))};
+                });
+}
+
+// What layer_norm's backward keeps of x: x̂ = (x - μ)·rstd over the last k dims, its statistics μ and rstd
+// (the normalised dims kept as 1), and x's autograd record, not x (that would be a second copy of every
+// normalised activation). x̂/rstd + μ gives x back to rounding where the backward's own derivative needs it.
+struct LayerNormSaved {
+  Tensor xhat, mu, rstd;
+  std::shared_ptr<AutogradMeta> x;
+  int64_t k;
+  double eps;
+
+  std::vector<int64_t> dims() const {
+    std::vector<int64_t> d;
+    for (int64_t i = xhat.dim() - k; i < xhat.dim(); ++i) d.push_back(i);
+    return d;
+  }
+  // x as an input of the backward op: x's record, with x̂ standing in for its value (the same shape and dtype;
+  // no backward reads it).
+  Variable input() const { return Variable(xhat, x); }
+  // x̂ and rstd recomputed from x with differentiable functions, on x's record.
+  std::pair<Variable, Variable> recomputed() const {
+    const Variable x_again(tg::add(tg::div(xhat, rstd), mu), x);
+    const Variable centered = x_again - mean(x_again, dims(), true);
+    const Variable r = rsqrt(mean(centered * centered, dims(), true) + eps);
+    return {centered * r, r};
+  }
+};
+
+struct LayerNormBackward {
+  Variable dx, dweight, dbias;
+};
+
+// layer_norm's gradients from the one-pass kernel, as an op of dy, x and weight whose three outputs are three
+// nodes of that name. Per row, with g = dy·w, P(g) = g - mean(g) - x̂·mean(g·x̂) and as x moves by δ,
+// x̂ moves by rstd·P(δ) and rstd by -rstd²·mean(x̂·δ):
+//   dx = rstd·P(g):  with v = rstd·P(ddx), d(dy) = v·w, d(w) = Σ dy·v and
+//                    d(x) = -rstd·(x̂·mean(ddx·dx) + v·mean(g·x̂) + dx·mean(ddx·x̂));
+//   dweight = Σ dy·x̂:  d(dy) = ddw·x̂, d(x) = rstd·P(dy·ddw), this op's dx with weight ddw;
+//   dbias = Σ dy:  d(dy) = ddb.
+// v is this op's dx of ddx without weight, and x̂ and rstd are recomputed from x, so that these derivatives
+// can be differentiated again.
+LayerNormBackward layer_norm_backward(const Variable& dy, const LayerNormSaved& s, const Variable& weight,
+                                      bool with_bias) {
+  LayerNormGrads g = tg::layer_norm_backward(dy.value(), s.xhat, s.rstd, weight ? weight.value() : Tensor(), with_bias);
+  const Variable x = s.input();
+  LayerNormBackward out;
+  out.dx = record("layer_norm_backward", g.dx, {dy, x, weight}, [dy, s, weight](const Variable& ddx,
+                                                                                       const Variable& dx) -> Grads {
+    const auto [xhat, rstd] = s.recomputed();
+    const std::vector<int64_t> dims = s.dims();
+    const Variable v = layer_norm_backward(ddx, s, Variable(), false).dx, gy = weight ? dy * weight : dy;
+    const Variable d_x = -rstd * (xhat * mean(ddx * dx, dims, true) + v * mean(gy * xhat, dims, true) +
+                                  dx * mean(ddx * xhat, dims, true));
+    return {weight ? v * weight : v, d_x, weight ? dy * v : Variable()};
+  }, true);
+  if (weight)
+    out.dweight = record("layer_norm_backward", g.dweight, {dy, x}, [dy, s](const Variable& ddw,
+                                                                            const Variable&) -> Grads {
+      return {ddw * s.recomputed().first, layer_norm_backward(dy, s, ddw, false).dx};
+    });
+  const Shape rows(s.xhat.shape().end() - s.k, s.xhat.shape().end());
+  if (with_bias)
+    out.dbias = record("layer_norm_backward", g.dbias.reshape(rows), {dy}, [shape = dy.shape()](
+                                                                           const Variable& ddb, const Variable&) -> Grads {
+      return {ddb.expand(shape)};
+    });
+  return out;
+}
+
 }  // namespace
 
-// y = softmax(x).  dx = y·(dy - Σ dy·y): one core kernel, or the composition when the backward itself is
-// recorded (create_graph), so that it can be differentiated again.
+// y = softmax(x).  dx = y·(dy - Σ dy·y).
 Variable softmax(const Variable& x, int64_t dim) {
   return record("softmax", tg::softmax(x.value(), dim), {x}, [dim](const Variable& dy, const Variable& y) -> Grads {
-    if (!grad_mode_enabled()) return {Variable(softmax_backward(dy.value(), y.value(), dim))};
-    return {y * (dy - sum(dy * y, {dim}, true))};
+    return {softmax_backward(dy, y, dim)};
   }, true);
 }
-// y = x - logsumexp(x).  dx = dy - eʸ·Σ dy (one kernel unless recorded, as softmax).
+// y = x - logsumexp(x).  dx = dy - eʸ·Σ dy.
 Variable log_softmax(const Variable& x, int64_t dim) {
   return record("log_softmax", tg::log_softmax(x.value(), dim), {x}, [dim](const Variable& dy, const Variable& y) -> Grads {
-    if (!grad_mode_enabled()) return {Variable(log_softmax_backward(dy.value(), y.value(), dim))};
-    return {dy - exp(y) * sum(dy, {dim}, true)};
+    return {log_softmax_backward(dy, y, dim)};
   }, true);
 }
 
 // y = x̂·w + b with x̂ = (x - μ)·rstd over the last k dims.  With g = dy·w:
-// dx = rstd·(g - mean(g) - x̂·mean(g·x̂)), dw = dy·x̂ and db = dy (summed to their shapes).
-// An ordinary backward runs the one-pass core kernel on the forward's x̂ and rstd. Under create_graph (or
-// with a weight or bias that broadcasts to the normalised shape instead of having it) the composition runs,
-// and x̂ and rstd are recomputed from x with differentiable functions, so that the second derivative sees
-// their dependence on x. x itself is not kept (that would be a second copy of every normalised activation):
-// x̂/rstd + mean gives it back to rounding, tied to x's autograd record.
+// dx = rstd·(g - mean(g) - x̂·mean(g·x̂)), dw = Σ dy·x̂ and db = Σ dy (layer_norm_backward above). A weight
+// or bias that broadcasts to the normalised shape instead of having it (or has another dtype) is applied by
+// mul and add after the normalisation.
 Variable layer_norm(const Variable& x, int64_t k, const Variable& weight, const Variable& bias, double eps) {
   check<ShapeError>(k >= 1 && k <= x.dim(), "layer_norm: cannot normalise the last {} dims of a tensor of shape {}", k,
                     x.shape());
   const Shape rows(x.shape().end() - k, x.shape().end());
-  const bool fused = (!weight || weight.shape() == rows) && (!bias || bias.shape() == rows);
-  const bool same_dtype = (!weight || weight.dtype() == x.dtype()) && (!bias || bias.dtype() == x.dtype());
-  // The affine part in normalize's pass where weight and bias have the normalised shape (the bits of mul then
-  // add); broadcasting ones take mul and add.
-  Normalized n = fused && same_dtype ? normalize(x.value(), k, eps, weight ? weight.value() : Tensor(),
-                                                 bias ? bias.value() : Tensor())
-                                     : normalize(x.value(), k, eps);
-  Tensor y = n.affine.defined() ? n.affine : n.output;
-  n.affine = Tensor();  // the output: not kept by the backward
-  if (!fused || !same_dtype) {
-    if (weight) y = tg::mul(y, weight.value());
-    if (bias) y = tg::add(y, bias.value());
+  auto fits = [&](const Variable& p) { return !p || (p.shape() == rows && p.dtype() == x.dtype()); };
+  if (!fits(weight) || !fits(bias)) {
+    Variable y = layer_norm(x, k, Variable(), Variable(), eps);
+    if (weight) y = y * weight;
+    return bias ? y + bias : y;
   }
-  std::vector<int64_t> dims;
-  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
-  return record("layer_norm", y, {x, weight, bias}, [x_meta = x.meta(), weight, bias, n, dims, eps, fused](
-                                                        const Variable& dy, const Variable&) -> Grads {
-    if (fused && !grad_mode_enabled()) {
-      LayerNormGrads g = layer_norm_backward(dy.value(), n.output, n.rstd, weight ? weight.value() : Tensor(), bool(bias));
-      return {Variable(g.dx), Variable(g.dweight), bias ? Variable(g.dbias.reshape(bias.shape())) : Variable()};
-    }
-    Variable xhat(n.output), rstd(n.rstd);
-    if (grad_mode_enabled()) {
-      const Variable x(tg::add(tg::div(n.output, n.rstd), n.mean), x_meta);
-      Variable centered = x - mean(x, dims, true);
-      rstd = rsqrt(mean(centered * centered, dims, true) + eps);
-      xhat = centered * rstd;
-    }
-    Variable g = weight ? dy * weight : dy;
-    Variable dx = rstd * (g - mean(g, dims, true) - xhat * mean(g * xhat, dims, true));
-    return {dx, weight ? dy * xhat : Variable(), bias ? dy : Variable()};
+  // The affine part in normalize's pass (the bits of mul then add).
+  Normalized n = normalize(x.value(), k, eps, weight ? weight.value() : Tensor(), bias ? bias.value() : Tensor());
+  Tensor y = n.affine.defined() ? n.affine : n.output;
+  LayerNormSaved s{n.output, n.mean, n.rstd, x.meta(), k, eps};
+  return record("layer_norm", y, {x, weight, bias}, [s, weight, with_bias = bool(bias)](const Variable& dy,
+                                                                                        const Variable&) -> Grads {
+    LayerNormBackward g = layer_norm_backward(dy, s, weight, with_bias);
+    return {g.dx, g.dweight, g.dbias};
   });
 }
 

@@ -107,8 +107,17 @@ const std::vector<GradCase>& cases() {
       {"softmax", {{3, 4}}, [](const Inputs& x) { return softmax(x[0], 1); }},
       {"softmax", {{3, 4}}, [](const Inputs& x) { return softmax(x[0], 0); }},
       {"log_softmax", {{3, 4}}, [](const Inputs& x) { return log_softmax(x[0], -1); }},
+      {"softmax_backward", {{3, 4}, {3, 4}}, vjp([](const Inputs& x) { return softmax(x[0], 0); })},
+      {"log_softmax_backward", {{3, 4}, {3, 4}}, vjp([](const Inputs& x) { return log_softmax(x[0], 1); })},
       {"layer_norm", {{2, 3, 4}, {4}, {4}}, [](const Inputs& x) { return layer_norm(x[0], 1, x[1], x[2]); }},
       {"layer_norm", {{2, 3, 4}}, [](const Inputs& x) { return layer_norm(x[0], 2, Variable(), Variable()); }},
+      {"layer_norm", {{2, 3, 4}, {3, 1}, {4}},  // a weight that broadcasts: mul after the normalisation
+       [](const Inputs& x) { return layer_norm(x[0], 1, x[1], x[2]); }},
+      {"layer_norm_backward", {{2, 3, 4}, {4}, {4}, {2, 3, 4}},  // dx, dweight and dbias
+       vjp([](const Inputs& x) { return layer_norm(x[0], 1, x[1], x[2]); })},
+      {"layer_norm_backward", {{2, 2, 3}, {2, 2, 3}}, vjp([](const Inputs& x) {
+         return layer_norm(x[0], 2, Variable(), Variable());
+       })},
       {"index_select", {{4, 3}}, [](const Inputs& x) { return index_select(x[0], 0, index_tensor({3, 0, 3}, {3})); }},
       {"index_select_backward", {{4, 3}},
        [](const Inputs& x) { return index_select(x[0], 1, index_tensor({2, 2}, {2})); }},
@@ -175,7 +184,8 @@ TEST_CASE("every differentiable function matches finite differences in f64") {
 
 // A fused backward op's row is the vjp of its forward op, so that here its own backward is differentiated.
 TEST_CASE("second derivatives match finite differences for the core families") {
-  const std::set<std::string> second = {"tanh_backward", "gelu_backward", "masked_scale",
+  const std::set<std::string> second = {"tanh_backward", "gelu_backward", "masked_scale", "softmax_backward",
+                                        "log_softmax_backward", "layer_norm_backward",
                                         "mul", "div", "exp", "log", "tanh", "sigmoid", "gelu", "pow", "sum", "mean",
                                         "var", "logsumexp", "matmul", "linear", "softmax", "log_softmax", "layer_norm",
                                         "cross_entropy", "sqrt", "erf", "slice", "index_select", "embedding",
