@@ -33,12 +33,37 @@ Tensor class_weights(const CrossEntropyOptions& o, int64_t C, DType dtype) {
   return o.weight.contiguous();
 }
 
+// The rows' target distributions a (see cross_entropy) without forming them:
+// a_ic = valid_i·uniform·w[c] + onehot·w[t_i]·[c = t_i], with uniform = ε/C/D and onehot = (1-ε)/D.
+struct Targets {
+  Tensor w, valid, safe, wt, a_sum;  // (C), (N), (N, 1) t_i or 0 where ignored, (N) valid_i·w[t_i], (N, 1) Σ_c a_ic
+  double eps, uniform, onehot;
+
+  Tensor dense() const {  // (N, C)
+    return scatter_add(w.unsqueeze(0) * valid.unsqueeze(1) * uniform, 1, safe, (wt * onehot).unsqueeze(1));
+  }
+};
+
+// dz = (p·Σ_c a - a)·g with p = softmax(z), g (N, 1) or a scalar, as one op: one softmax, in-place updates and
+// a scatter of one value per row, instead of an (N, C) target matrix and four passes over it. Its own
+// derivative, with s = ddz·g·Σ_c a: d(g) = (p·Σ_c a - a)·ddz (summed to g's shape), d(z) = p·(s - Σ_c s·p).
+Variable cross_entropy_backward(const Variable& g, const Variable& z, const Targets& a) {
+  Tensor dz = tg::softmax(z.value(), 1);
+  dz.mul_(a.a_sum * g.value());
+  if (a.eps > 0) dz.addcmul_(a.w.unsqueeze(0), a.valid.unsqueeze(1) * g.value(), -a.uniform);
+  dz = scatter_add(dz, 1, a.safe, a.wt.unsqueeze(1) * g.value() * -a.onehot);
+  return record("cross_entropy_backward", dz, {g, z}, [g, z, a](const Variable& ddz, const Variable&) -> Grads {
+    const Variable p = softmax(z, 1), a_sum(a.a_sum), s = ddz * g * a_sum;
+    return {(p * a_sum - Variable(a.dense())) * ddz, p * (s - sum(s * p, {1}, true))};
+  });
+}
+
 }  // namespace
 
 // With weights w, smoothing ε and valid_i = [t_i != ignore_index], each row's target distribution is
 //   a_ic = valid_i·((1-ε)·w[t_i]·onehot(t_i)_c + (ε/C)·w[c]) / D,   loss_i = -Σ_c a_ic·log p_ic,
 // D = Σ_i valid_i·w[t_i] under mean (the non-ignored count without weights), else 1; p = softmax(z_i).
-// dz_i = (p_i·Σ_c a_ic - a_i)·dy (which is p_i - a_i when the row of a sums to 1).
+// dz_i = (p_i·Σ_c a_ic - a_i)·dy (which is p_i - a_i when the row of a sums to 1): cross_entropy_backward.
 Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& o) {
   using Reduction = CrossEntropyOptions::Reduction;
   check<DTypeError>(target.dtype() == i64, "cross_entropy: target must hold i64 class indices, got {}", target.dtype());
@@ -62,23 +87,13 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
   Tensor loss = o.reduction == Reduction::none ? per.reshape(target.shape()) : tg::sum(per);
   // The mean over no rows is 0/0, NaN, as PyTorch's and nll_loss's are; the sum of no terms above was 0.
   if (N == 0 && o.reduction == Reduction::mean) loss = full({}, NAN, z.dtype());
+  const double uniform = eps / double(C) / D, onehot = (1 - eps) / D;
   // Σ_c a_ic, without forming a: valid_i·(ε/C)·Σ w / D + (1-ε)·w[t_i] / D.
-  const Tensor a_sum = (valid * (eps / double(C) / D * tg::sum(w).item()) + wt * ((1 - eps) / D)).unsqueeze(1);
+  const Tensor a_sum = (valid * (uniform * tg::sum(w).item()) + wt * onehot).unsqueeze(1);
+  const Targets a{w, valid, safe, wt, a_sum, eps, uniform, onehot};
   const bool none = o.reduction == Reduction::none;
-  return record("cross_entropy", loss, {z}, [z, w, valid, safe, wt, a_sum, eps, C, D, none, N](const Variable& dy,
-                                                                                             const Variable&) -> Grads {
-    const Variable g = none ? dy.reshape({N, 1}) : dy;  // (N, 1) or a scalar
-    const double uniform = eps / double(C) / D, onehot = (1 - eps) / D;
-    if (grad_mode_enabled()) {  // recorded (create_graph): the composition, with a formed densely
-      const Tensor a = scatter_add(w.unsqueeze(0) * valid.unsqueeze(1) * uniform, 1, safe, (wt * onehot).unsqueeze(1));
-      return {(softmax(z, 1) * Variable(a_sum) - Variable(a)) * g};
-    }
-    // dz = p·(a_sum·g) - g·valid·(ε/C/D)·w - g·(1-ε)/D·w[t]·onehot(t): one softmax, in-place updates and a
-    // scatter of one value per row, instead of an (N, C) target matrix and four passes over it.
-    Tensor dz = tg::softmax(z.value(), 1);
-    dz.mul_(a_sum * g.value());
-    if (eps > 0) dz.addcmul_(w.unsqueeze(0), valid.unsqueeze(1) * g.value(), -uniform);
-    return {Variable(scatter_add(dz, 1, safe, wt.unsqueeze(1) * g.value() * -onehot))};
+  return record("cross_entropy", loss, {z}, [z, a, none, N](const Variable& dy, const Variable&) -> Grads {
+    return {cross_entropy_backward(none ? dy.reshape({N, 1}) : dy, z, a)};  // dy as (N, 1) or a scalar
   });
 }
 

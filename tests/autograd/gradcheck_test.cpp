@@ -168,6 +168,14 @@ const std::vector<GradCase>& cases() {
          return cross_entropy(x[0], index_tensor({1, -100, 4, 2}, {4}),
                               {.label_smoothing = 0.1, .weight = tensor({0.5, 1.2, 0.8, 1.5, 0.7}, f64)});
        }},
+      {"cross_entropy_backward", {{2, 3, 4}, {2, 4}}, vjp([](const Inputs& x) {
+         return cross_entropy(x[0], index_tensor({0, 2, 1, -100, 2, 0, 0, 1}, {2, 4}),
+                              {.reduction = R::none, .label_smoothing = 0.2});
+       })},
+      {"cross_entropy_backward", {{4, 5}, {}}, vjp([](const Inputs& x) {
+         return cross_entropy(x[0], index_tensor({1, -100, 4, 2}, {4}),
+                              {.label_smoothing = 0.1, .weight = tensor({0.5, 1.2, 0.8, 1.5, 0.7}, f64)});
+       })},
   };
   return k;
 }
@@ -185,7 +193,7 @@ TEST_CASE("every differentiable function matches finite differences in f64") {
 // A fused backward op's row is the vjp of its forward op, so that here its own backward is differentiated.
 TEST_CASE("second derivatives match finite differences for the core families") {
   const std::set<std::string> second = {"tanh_backward", "gelu_backward", "masked_scale", "softmax_backward",
-                                        "log_softmax_backward", "layer_norm_backward",
+                                        "log_softmax_backward", "layer_norm_backward", "cross_entropy_backward",
                                         "mul", "div", "exp", "log", "tanh", "sigmoid", "gelu", "pow", "sum", "mean",
                                         "var", "logsumexp", "matmul", "linear", "softmax", "log_softmax", "layer_norm",
                                         "cross_entropy", "sqrt", "erf", "slice", "index_select", "embedding",
