@@ -73,7 +73,9 @@ namespace {
 // dx = dy·(1 - y²) as an op (one kernel), so that a recorded backward can be differentiated again:
 // d(dy) = ddx·(1 - y²), d(y) = -2·ddx·dy·y.
 Variable tanh_backward(const Variable& dy, const Variable& y) {
-  return record("tanh_backward", tg::tanh_backward(dy.value(), y.value()), {dy, y},
+  Tensor dx = tg::tanh_backward(dy.value(), y.value());
+  if (!is_recorded({dy, y})) return record("tanh_backward", dx, {dy, y}, nullptr);  // an ordinary backward's: as mul
+  return record("tanh_backward", dx, {dy, y},
                 [dy, y](const Variable& ddx, const Variable&) -> Grads {
                   return {tanh_backward(ddx, y), -2.0 * ddx * dy * y};
                 });
@@ -116,7 +118,9 @@ namespace {
 // dx = dy·(Φ(x) + x·φ(x)) as an op (exact gelu's one-pass kernel). As φ' = -x·φ:
 // d(dy) = ddx·(Φ(x) + x·φ(x)), d(x) = ddx·dy·φ(x)·(2 - x²).
 Variable gelu_backward(const Variable& dy, const Variable& x) {
-  return record("gelu_backward", tg::gelu_backward(dy.value(), x.value()), {dy, x},
+  Tensor dx = tg::gelu_backward(dy.value(), x.value());
+  if (!is_recorded({dy, x})) return record("gelu_backward", dx, {dy, x}, nullptr);  // as tanh_backward
+  return record("gelu_backward", dx, {dy, x},
                 [dy, x](const Variable& ddx, const Variable&) -> Grads {
                   Variable pdf = exp(-0.5 * x * x) / std::sqrt(2 * std::numbers::pi);
                   return {gelu_backward(ddx, x), ddx * dy * pdf * (2.0 - x * x)};

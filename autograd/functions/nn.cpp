@@ -50,7 +50,10 @@ Variable record_masked(const char* op, const Variable& x, const DropoutResult& r
 // dx = y·(dy - Σ dy·y) as an op (one kernel), so that a recorded backward can be differentiated again. It is
 // its own adjoint in dy: d(dy) = softmax_backward(ddx, y), and d(y) = ddx·(dy - Σ dy·y) - dy·Σ ddx·y.
 Variable softmax_backward(const Variable& dy, const Variable& y, int64_t dim) {
-  return record("softmax_backward", tg::softmax_backward(dy.value(), y.value(), dim), {dy, y},
+  Tensor dx = tg::softmax_backward(dy.value(), y.value(), dim);
+  // An ordinary backward's copies nothing into a closure (as mul).
+  if (!is_recorded({dy, y})) return record("softmax_backward", dx, {dy, y}, nullptr);
+  return record("softmax_backward", dx, {dy, y},
                 [dy, y, dim](const Variable& ddx, const Variable&) -> Grads {
                   return {softmax_backward(ddx, y, dim),
                           ddx * (dy - sum(dy * y, {dim}, true)) - dy * sum(ddx * y, {dim}, true)};
@@ -59,7 +62,9 @@ Variable softmax_backward(const Variable& dy, const Variable& y, int64_t dim) {
 
 // dx = dy - eʸ·Σ dy as an op (one kernel): d(dy) = ddx - Σ ddx·eʸ, d(y) = -ddx·eʸ·Σ dy.
 Variable log_softmax_backward(const Variable& dy, const Variable& y, int64_t dim) {
-  return record("log_softmax_backward", tg::log_softmax_backward(dy.value(), y.value(), dim), {dy, y},
+  Tensor dx = tg::log_softmax_backward(dy.value(), y.value(), dim);
+  if (!is_recorded({dy, y})) return record("log_softmax_backward", dx, {dy, y}, nullptr);  // as softmax_backward
+  return record("log_softmax_backward", dx, {dy, y},
                 [dy, y, dim](const Variable& ddx, const Variable&) -> Grads {
                   const Variable p = exp(y);
                   return {ddx - sum(ddx * p, {dim}, true), -(ddx * p * sum(dy, {dim}, true))};
@@ -109,9 +114,13 @@ LayerNormBackward layer_norm_backward(const Variable& dy, const LayerNormSaved& 
                                       bool with_bias) {
   LayerNormGrads g = tg::layer_norm_backward(dy.value(), s.xhat, s.rstd, weight ? weight.value() : Tensor(), with_bias);
   const Variable x = s.input();
+  const Shape rows(s.xhat.shape().end() - s.k, s.xhat.shape().end());
+  Tensor dbias = with_bias ? g.dbias.reshape(rows) : Tensor();
+  // An ordinary backward's: no closures, which would copy s three times (as mul).
+  if (!is_recorded({dy, x, weight})) return {Variable(g.dx), Variable(g.dweight), Variable(dbias)};
   LayerNormBackward out;
   out.dx = record("layer_norm_backward", g.dx, {dy, x, weight}, [dy, s, weight](const Variable& ddx,
-                                                                                       const Variable& dx) -> Grads {
+                                                                                const Variable& dx) -> Grads {
     const auto [xhat, rstd] = s.recomputed();
     const std::vector<int64_t> dims = s.dims();
     const Variable v = layer_norm_backward(ddx, s, Variable(), false).dx, gy = weight ? dy * weight : dy;
@@ -124,10 +133,9 @@ LayerNormBackward layer_norm_backward(const Variable& dy, const LayerNormSaved& 
                                                                             const Variable&) -> Grads {
       return {ddw * s.recomputed().first, layer_norm_backward(dy, s, ddw, false).dx};
     });
-  const Shape rows(s.xhat.shape().end() - s.k, s.xhat.shape().end());
   if (with_bias)
-    out.dbias = record("layer_norm_backward", g.dbias.reshape(rows), {dy}, [shape = dy.shape()](
-                                                                           const Variable& ddb, const Variable&) -> Grads {
+    out.dbias = record("layer_norm_backward", dbias, {dy}, [shape = dy.shape()](const Variable& ddb,
+                                                                               const Variable&) -> Grads {
       return {ddb.expand(shape)};
     });
   return out;
