@@ -90,6 +90,9 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& options)
   register_layer("out_proj", out_proj_);
 }
 
+// The per-head views (B, H, S, d_k) of (B, S, E) projections are laid out (B, S, H, d_k) in memory, and
+// scaled_dot_product_attention lays out its output and gradients as its operands are: the merge of the heads
+// after it and the gradients' way back into the projections are then views, not copies.
 std::array<Variable, 3> MultiHeadAttention::project(const Variable& query, const Variable& key,
                                                     const Variable& value) const {
   const int64_t E = options_.d_model, H = options_.num_heads;

@@ -302,15 +302,23 @@ TEST_CASE("MultiHeadAttention gives the same output and gradients with and witho
 
 // MultiHeadAttention merges the heads (B, H, S, d) -> (B, S, H·d) and splits its projections back, which are
 // views only when the per-head tensors are laid out (B, S, H, d); matmul's contiguous results would be copied.
-TEST_CASE("scaled_dot_product_attention lays out per-head outputs and gradients as (B, S, H, d)") {
+// The layer views its (B, S, H·d) projections as heads; the op lays out its results as its operands are.
+TEST_CASE("scaled_dot_product_attention lays out its output and gradients in its operands' memory order") {
   const std::vector<int64_t> heads = {0, 2, 1, 3};
-  Variable q(randn({2, 2, 3, 4}), true), k(randn({2, 2, 5, 4}), true), v(randn({2, 2, 5, 3}), true);  // (B, H, S, d)
-  Variable out = scaled_dot_product_attention(q, k, v, Tensor(), Tensor());
+  Variable q(randn({2, 3, 2, 4}), true), k(randn({2, 5, 2, 4}), true), v(randn({2, 5, 2, 3}), true);  // (B, S, H, d)
+  const Variable qh = q.permute(heads), kh = k.permute(heads), vh = v.permute(heads);            // (B, H, S, d)
+  Variable out = scaled_dot_product_attention(qh, kh, vh, Tensor(), Tensor());
   CHECK(out.value().permute(heads).is_contiguous());
-  const Variable weights = softmax(matmul(q / 2.0, k.mT()), -1);  // the composition, √d = 2
-  CHECK(test::max_abs_diff(out.value(), matmul(weights, v).value()) == 0);
-  const std::vector<Variable> g = grad({out}, {q, k, v}, {randn(out.shape())});
-  for (const Variable& d : g) CHECK(d.value().permute(heads).is_contiguous());
+  const Variable weights = softmax(matmul(qh / 2.0, kh.mT()), -1);  // the composition, √d = 2
+  CHECK(test::max_abs_diff(out.value(), matmul(weights, vh).value()) == 0);
+  const Tensor dO = randn(out.shape());
+  for (const Variable& d : grad({out}, {qh, kh, vh}, {dO})) CHECK(d.value().permute(heads).is_contiguous());
+  // The same operands contiguous in (B, H, S, d): contiguous results, the same values.
+  const Variable qc(qh.value().contiguous(), true), kc(kh.value().contiguous(), true), vc(vh.value().contiguous(), true);
+  Variable outc = scaled_dot_product_attention(qc, kc, vc, Tensor(), Tensor());
+  CHECK(outc.value().is_contiguous());
+  CHECK(test::max_abs_diff(outc.value(), out.value()) == 0);
+  for (const Variable& d : grad({outc}, {qc, kc, vc}, {dO})) CHECK(d.value().is_contiguous());
 }
 
 TEST_CASE("scaled_dot_product_attention names the three shapes when they do not fit") {
