@@ -90,6 +90,9 @@ Variable squeeze(const Variable& x, int64_t dim);
 Variable expand(const Variable& x, const Shape& shape);
 Variable cat(const std::vector<Variable>& xs, int64_t dim);
 Variable stack(const std::vector<Variable>& xs, int64_t dim);
+/// Pieces of x along dim, of the given sizes (torch.split), as views; their gradients are joined into one
+/// tensor of x's shape. ShapeError when the sizes are negative or do not add up to x's size along dim.
+std::vector<Variable> split(const Variable& x, const std::vector<int64_t>& sizes, int64_t dim);
 
 // ---- linear algebra (functions/linalg.cpp) ----
 /// PyTorch matmul semantics (1-D, 2-D, batched with broadcast batch dims); dA = dC·Bᵀ, dB = Aᵀ·dC.

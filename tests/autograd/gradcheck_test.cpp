@@ -89,6 +89,11 @@ const std::vector<GradCase>& cases() {
       {"expand", {{3, 1}}, [](const Inputs& x) { return x[0].expand({2, 3, 4}) * 1.5; }},
       {"cat", {{2, 3}, {1, 3}}, [](const Inputs& x) { return cat({x[0], x[1]}, 0); }},
       {"stack", {{2, 3}, {2, 3}}, [](const Inputs& x) { return stack({x[0], x[1] * x[1]}, 1); }},
+      {"split", {{2, 5}}, [](const Inputs& x) {  // pieces used out of order, one twice
+         std::vector<Variable> p = split(x[0], {2, 3}, 1);
+         return cat({p[1], p[0] * p[0], p[0]}, 1);
+       }},
+      {"split_piece", {{4, 3}}, [](const Inputs& x) { return split(x[0], {1, 2, 1}, 0)[1] * 3.0; }},  // others unused
       {"matmul", {{2, 5, 3}, {3, 4}}, [](const Inputs& x) { return matmul(x[0], x[1]); }},
       {"matmul", {{3, 5}, {3, 4}}, [](const Inputs& x) { return matmul(x[0].mT(), x[1]); }},  // strided view
       {"matmul", {{2, 1, 2, 3}, {3, 3, 2}}, [](const Inputs& x) { return matmul(x[0], x[1]); }},  // batch bcast
@@ -190,8 +195,8 @@ TEST_CASE("every differentiable function matches finite differences in f64") {
 TEST_CASE("second derivatives match finite differences for the core families") {
   const std::set<std::string> second = {"mul", "div", "exp", "log", "tanh", "sigmoid", "gelu", "pow", "sum", "mean",
                                         "var", "logsumexp", "matmul", "linear", "softmax", "log_softmax", "layer_norm",
-                                        "cross_entropy", "sqrt", "erf", "slice", "index_select", "embedding",
-                                        "embedding_bag", "embedding_bag_backward",
+                                        "cross_entropy", "sqrt", "erf", "slice", "split", "split_piece", "index_select",
+                                        "embedding", "embedding_bag", "embedding_bag_backward",
                                         "scaled_dot_product_attention", "attention_weights", "attention_softmax_grad",
                                         "attention_dropout", "matmul_as", "relu", "dropout", "relu_dropout"};
   for (const GradCase& c : cases()) {
