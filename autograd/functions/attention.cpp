@@ -56,6 +56,7 @@ Variable matmul_as(const Variable& a, const Variable& b, const Tensor& like) {
   shape.push_back(b.size(-1));
   Tensor out = empty_as(shape, a.dtype(), like);
   matmul_out(out, a.value(), b.value());
+  if (!is_recorded({a, b})) return record("matmul_as", out, {a, b}, nullptr);  // no closure to copy a, b into
   return record("matmul_as", out, {a, b}, [a, b](const Variable& dC, const Variable&) -> Grads {
     return {a.requires_grad() ? matmul(dC, b.mT()) : Variable(), b.requires_grad() ? matmul(a.mT(), dC) : Variable()};
   });
@@ -74,6 +75,7 @@ Variable dropped(const Variable& x, const Tensor& keep, double scale) {
 Variable softmax_grad(const Variable& dPd, const Variable& P, const Tensor& keep, double scale) {
   Tensor dS = keep.defined() ? dropout_softmax_backward(dPd.value(), P.value(), keep, scale)
                              : softmax_backward(dPd.value(), P.value(), -1);
+  if (!is_recorded({dPd, P})) return record("attention_softmax_grad", dS, {dPd, P}, nullptr);  // as matmul_as
   auto backward = [dPd, P, keep, scale](const Variable& h, const Variable&) -> Grads {
     const Variable g = keep.defined() ? dropped(dPd, keep, scale) : dPd;
     const Variable dg = softmax_grad(h, P, Tensor(), 1);
@@ -92,6 +94,7 @@ Grads scores_grads(const Variable& dS, const Variable& q, const Variable& k, dou
 // The forward's softmax output P as a function of q and k, without computing it again: P = softmax(S) with S
 // the masked scores, so dS = P·(dP - Σ dP·P) (masked entries have P = 0 and get none), then scores_grads.
 Variable attention_weights(const Variable& q, const Variable& k, const Tensor& P, double root_d) {
+  if (!is_recorded({q, k})) return record("attention_weights", P, {q, k}, nullptr);  // as matmul_as
   return record("attention_weights", P, {q, k}, [q, k, root_d](const Variable& dP, const Variable& Pv) -> Grads {
     return scores_grads(softmax_grad(dP, Pv, Tensor(), 1), q, k, root_d);
   }, true);
