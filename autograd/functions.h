@@ -1,7 +1,7 @@
 #pragma once
 // Every differentiable function. Each is defined once, forward and backward side by side, in
-// functions/{elementwise,reduce,shape,linalg,nn}.cpp. Binary functions broadcast like NumPy; the engine
-// sums broadcast gradients back to each input's shape.
+// functions/{elementwise,reduce,shape,linalg,nn,attention}.cpp. Binary functions broadcast like NumPy; the
+// engine sums broadcast gradients back to each input's shape.
 #include <optional>
 #include <vector>
 
@@ -93,6 +93,9 @@ Variable squeeze(const Variable& x, int64_t dim);
 Variable expand(const Variable& x, const Shape& shape);
 Variable cat(const std::vector<Variable>& xs, int64_t dim);
 Variable stack(const std::vector<Variable>& xs, int64_t dim);
+/// Pieces of x along dim, of the given sizes (torch.split), as views; their gradients are joined into one
+/// tensor of x's shape. ShapeError when the sizes are negative or do not add up to x's size along dim.
+std::vector<Variable> split(const Variable& x, const std::vector<int64_t>& sizes, int64_t dim);
 
 // ---- linear algebra (functions/linalg.cpp) ----
 /// PyTorch matmul semantics (1-D, 2-D, batched with broadcast batch dims); dA = dC·Bᵀ, dB = Aᵀ·dC.
@@ -131,10 +134,11 @@ Variable relu_dropout(const Variable& x, double p, bool training, Generator* gen
 /// v: (..., S_k, d_v) -> (..., S_q, d_v); the masks (`blocked` bool, `added` float, either undefined) broadcast
 /// to (..., S_q, S_k). It keeps q, k, v, the softmax output and one bit per dropout decision, not the scores
 /// or the dropped weights. Same values and gradients as the composition (which nn::MultiHeadAttention
-/// still runs when it returns the weights); dropout draws from gen as dropout() does. 4-D (B, H, S, d)
-/// operands get their output and gradients laid out (B, S, H, d) in memory, so that heads split from and
-/// merged into (B, S, H·d) are views. ShapeError when q, k and v do not fit those shapes, ValueError unless
-/// 0 <= dropout_p <= 1.
+/// still runs when it returns the weights); dropout draws from gen as dropout() does. The output and q's
+/// gradient are laid out in memory in q's dim order, k's and v's gradients in k's and v's (where the operand
+/// has the result's rank and its last dim innermost; contiguous otherwise): per-head views of (B, S, H·d)
+/// projections get (B, S, H, d) results. ShapeError when q, k and v do not fit those shapes, ValueError
+/// unless 0 <= dropout_p <= 1. Defined in functions/attention.cpp.
 Variable scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked,
                                       const Tensor& added, double dropout_p = 0, Generator* gen = nullptr);
 

@@ -1,9 +1,9 @@
-// Multi-head attention as batched GEMMs over all heads at once: project Q, K, V, view them as
-// (B, H, S, d_k), one matmul for every head's scores, masks, softmax, one matmul with V, merge the heads,
-// out_proj; without need_weights the middle (scores to heads) is one op, scaled_dot_product_attention. The
-// masks are folded into one bool mask (filled with -inf) and one additive float mask, so a query whose keys
-// are all masked has an all -inf row, which the core softmax turns into zeros, and whose backward
-// y·(dy - Σ dy·y) is then zero too: no NaN in the output or the gradients.
+// Multi-head attention as batched GEMMs over all heads at once: project Q, K, V (self-attention in one
+// product, split into views), view them as (B, H, S, d_k), one matmul for every head's scores, masks, softmax,
+// one matmul with V, merge the heads, out_proj; without need_weights the middle (scores to heads) is one op,
+// scaled_dot_product_attention. The masks are folded into one bool mask (filled with -inf) and one additive
+// float mask, so a query whose keys are all masked has an all -inf row, which the core softmax turns into
+// zeros, and whose backward y·(dy - Σ dy·y) is then zero too: no NaN in the output or the gradients.
 #include "nn/attention.h"
 
 #include <cmath>
@@ -67,6 +67,13 @@ Variable apply_masks(Variable scores, const Masks& m) {
   return scores;
 }
 
+// Whether a and b are one input (self-attention): the same autograd record and the same view of one storage.
+bool same_input(const Variable& a, const Variable& b) {
+  const Tensor &x = a.value(), &y = b.value();
+  return a.meta() == b.meta() && x.storage() == y.storage() && x.offset() == y.offset() && x.shape() == y.shape() &&
+         x.strides() == y.strides();
+}
+
 }  // namespace
 
 MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& options)
@@ -90,18 +97,27 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& options)
   register_layer("out_proj", out_proj_);
 }
 
+// The per-head views (B, H, S, d_k) of (B, S, E) projections are laid out (B, S, H, d_k) in memory, and
+// scaled_dot_product_attention lays out its output and gradients as its operands are: the merge of the heads
+// after it and the gradients' way back into the projections are then views, not copies.
 std::array<Variable, 3> MultiHeadAttention::project(const Variable& query, const Variable& key,
                                                     const Variable& value) const {
   const int64_t E = options_.d_model, H = options_.num_heads;
-  const Variable* inputs[3] = {&query, &key, &value};
-  const Variable* separate[3] = {&q_proj_weight_, &k_proj_weight_, &v_proj_weight_};
   std::array<Variable, 3> out;
-  for (int i = 0; i < 3; ++i) {
-    Variable w = in_proj_weight_ ? in_proj_weight_.slice(0, i * E, (i + 1) * E) : *separate[i];  // (E, in)
-    Variable b = in_proj_bias_ ? in_proj_bias_.slice(0, i * E, (i + 1) * E) : Variable();
-    Variable x = linear(*inputs[i], w, b);                                                        // (B, S, E)
-    out[i] = x.reshape({x.size(0), x.size(1), H, head_dim_}).permute({0, 2, 1, 3});  // (B, H, S, d_k)
+  if (in_proj_weight_ && same_input(query, key) && same_input(key, value)) {  // self-attention: one product
+    std::vector<Variable> qkv = split(linear(query, in_proj_weight_, in_proj_bias_), {E, E, E}, -1);
+    std::copy(qkv.begin(), qkv.end(), out.begin());
+  } else {
+    const Variable* inputs[3] = {&query, &key, &value};
+    const Variable* separate[3] = {&q_proj_weight_, &k_proj_weight_, &v_proj_weight_};
+    for (int i = 0; i < 3; ++i) {
+      Variable w = in_proj_weight_ ? in_proj_weight_.slice(0, i * E, (i + 1) * E) : *separate[i];  // (E, in)
+      Variable b = in_proj_bias_ ? in_proj_bias_.slice(0, i * E, (i + 1) * E) : Variable();
+      out[i] = linear(*inputs[i], w, b);                                                           // (B, S, E)
+    }
   }
+  for (Variable& x : out)
+    x = x.reshape({x.size(0), x.size(1), H, head_dim_}).permute({0, 2, 1, 3});  // (B, H, S, d_k)
   return out;
 }
 
@@ -111,8 +127,9 @@ AttentionOutput MultiHeadAttention::forward(const Variable& query_in, const Vari
   check_masks(query_in, key_in, call);
   const bool bf = options_.batch_first;
   const Variable query = bf ? query_in : query_in.transpose(0, 1);  // (B, S_q, E)
-  const Variable key = bf ? key_in : key_in.transpose(0, 1);        // (B, S_k, kdim)
-  const Variable value = bf ? value_in : value_in.transpose(0, 1);  // (B, S_k, vdim)
+  // Transposed once for self-attention, so that project() still sees one input.
+  const Variable key = same_input(key_in, query_in) ? query : bf ? key_in : key_in.transpose(0, 1);  // (B, S_k, kdim)
+  const Variable value = same_input(value_in, key_in) ? key : bf ? value_in : value_in.transpose(0, 1);
   const int64_t B = query.size(0), S_q = query.size(1), S_k = key.size(1), H = options_.num_heads;
 
   auto [q, k, v] = project(query, key, value);                                 // (B, H, S, d_k)

@@ -56,7 +56,8 @@ class MultiHeadAttention : public Layer {
   // The unary Layer::forward(x), which throws for this layer: declared here so that it is hidden on purpose
   // (clang's -Woverloaded-virtual) and mha.forward(x) stays a compile error, not a runtime one.
   using Layer::forward;
-  // Q, K, V projected and split into heads: (B, H, S_q|S_k, d_k); inputs batch-first.
+  // Q, K, V projected and split into heads: (B, H, S_q|S_k, d_k); inputs batch-first. One in_proj product
+  // when query, key and value are one input.
   std::array<Variable, 3> project(const Variable& query, const Variable& key, const Variable& value) const;
   void check_inputs(const Variable& query, const Variable& key, const Variable& value) const;
   void check_masks(const Variable& query, const Variable& key, const MhaCall& call) const;

@@ -28,18 +28,6 @@ Variable embedding_bag_backward(const Variable& d, const Tensor& bags, int64_t V
   });
 }
 
-// Attention's per-head results (B, H, S, d) laid out as (B, S, H, d) in memory, so that the merge of the heads
-// after the forward and the split of the projections before it, (B, H, S, d) <-> (B, S, H·d), are views
-// rather than copies (the split's backward was most of Tensor::copy_ in a training step).
-Tensor heads_layout(const Shape& shape, DType dtype) {
-  return empty({shape[0], shape[2], shape[1], shape[3]}, dtype).permute({0, 2, 1, 3});
-}
-
-// x / r elementwise, walked in x's memory order so that a heads_layout x keeps its layout.
-Tensor div_heads(const Tensor& x, double r) {
-  return tg::div(x.permute({0, 2, 1, 3}), scalar_tensor(r, x.dtype())).permute({0, 2, 1, 3});
-}
-
 // Records r.output = x·m with m ∈ {0, r.scale} given by r.keep: dx = dy·m.
 Variable record_masked(const char* op, const Variable& x, const DropoutResult& r) {
   return record(op, r.output, {x}, [keep = r.keep, scale = r.scale](const Variable& dy, const Variable&) -> Grads {
@@ -241,70 +229,6 @@ Variable relu_dropout(const Variable& x, double p, bool training, Generator* gen
   check<ValueError>(p >= 0 && p <= 1, "relu_dropout: probability must be in [0, 1], got {}", p);
   if (!training || p == 0) return relu(x);
   return record_masked("relu_dropout", x, tg::relu_dropout(x.value(), p, gen));
-}
-
-// P = softmax(S), S = q·kᵀ/√d + masks, Pd = P·m (dropout), O = Pd·v.  With s = 1/√d:
-// dv = Pdᵀ·dO, dP = (dO·vᵀ)·m, dS = P·(dP - Σ dP·P), dq = s·dS·k, dk = s·dSᵀ·q.  Pd is recomputed from P
-// and the bits. q/√d is formed as the composition forms it (so the outputs agree to the bit) but not kept.
-Variable scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked,
-                                      const Tensor& added, double dropout_p, Generator* gen) {
-  const bool fits = q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2 && q.size(-1) == k.size(-1) &&
-                    k.size(-2) == v.size(-2);
-  check<ShapeError>(fits, "scaled_dot_product_attention: q {}, k {} and v {} do not fit (..., S_q, d), (..., S_k, d), "
-                    "(..., S_k, d_v)", q.shape(), k.shape(), v.shape());
-  check<ValueError>(dropout_p >= 0 && dropout_p <= 1, "scaled_dot_product_attention: dropout_p must be in [0, 1], "
-                    "got {}", dropout_p);
-  const double root_d = std::sqrt(double(q.size(-1)));
-  // q/√d in q's memory order: walked in (B, H, S, d) order, a projection's head view took rows of d elements.
-  auto scaled = [root_d](const Tensor& x) {
-    return x.dim() == 4 ? div_heads(x, root_d) : tg::div(x, scalar_tensor(root_d, x.dtype()));
-  };
-  Tensor scores = tg::matmul(scaled(q.value()), k.value().mT());  // (..., S_q, S_k)
-  if (added.defined()) scores = tg::add(scores, added);
-  const Tensor P = tg::masked_softmax(scores, blocked);  // the bits of masked_fill(-inf) then softmax
-  scores = Tensor();
-  Tensor Pd = P, keep;
-  double scale = 1;
-  if (dropout_p > 0) {
-    DropoutResult r = tg::dropout(P, dropout_p, gen);
-    Pd = r.output, keep = r.keep, scale = r.scale;
-  }
-  // Multi-head attention's (B, H, S, d) operands of one batch shape: the output and the gradients in
-  // heads_layout (the same bits per element as matmul's contiguous ones).
-  const bool heads = q.dim() == 4 && k.dim() == 4 && v.dim() == 4 && q.size(0) == k.size(0) &&
-                     q.size(0) == v.size(0) && q.size(1) == k.size(1) && q.size(1) == v.size(1) &&
-                     P.size(0) == q.size(0) && P.size(1) == q.size(1);  // (masks may broadcast the batch)
-  Tensor out = heads ? heads_layout({q.size(0), q.size(1), q.size(2), v.size(3)}, q.dtype()) : Tensor();
-  if (heads) tg::matmul_out(out, Pd, v.value());
-  else out = tg::matmul(Pd, v.value());  // (..., S_q, d_v)
-  auto backward = [q, k, v, P, keep, scale, root_d, blocked, added, heads, scaled](const Variable& dO,
-                                                                                 const Variable&) -> Grads {
-    if (!grad_mode_enabled()) {
-      const Tensor Pd = keep.defined() ? masked_scale(P, keep, scale) : P;
-      const Tensor dPd = tg::matmul(dO.value(), v.value().mT());
-      const Tensor dS = keep.defined() ? dropout_softmax_backward(dPd, P, keep, scale) : softmax_backward(dPd, P, -1);
-      const Tensor qs = scaled(q.value());
-      if (heads) {
-        Tensor dq = heads_layout(q.shape(), q.dtype()), dk = heads_layout(k.shape(), k.dtype());
-        Tensor dv = heads_layout(v.shape(), v.dtype());
-        tg::matmul_out(dq, dS, k.value()), tg::matmul_out(dk, dS.mT(), qs), tg::matmul_out(dv, Pd.mT(), dO.value());
-        return {Variable(div_heads(dq, root_d)), Variable(dk), Variable(dv)};
-      }
-      return {Variable(tg::div(tg::matmul(dS, k.value()), scalar_tensor(root_d, q.dtype()))),
-              Variable(tg::matmul(qs.mT(), dS).mT()), Variable(tg::matmul(Pd.mT(), dO.value()))};
-    }
-    // Recorded (create_graph): the same formulas on P recomputed from q and k, so that they can be
-    // differentiated again.
-    Variable S = matmul(q / root_d, k.mT());
-    if (added.defined()) S = S + Variable(added);
-    if (blocked.defined()) S = masked_fill(S, blocked, -std::numeric_limits<double>::infinity());
-    const Variable Pv = softmax(S, -1);
-    const Variable m = keep.defined() ? Variable(masked_scale(ones(P.shape(), P.dtype()), keep, scale)) : Variable();
-    const Variable dP = m ? matmul(dO, v.mT()) * m : matmul(dO, v.mT());
-    const Variable dS = Pv * (dP - sum(dP * Pv, {-1}, true));
-    return {matmul(dS, k) / root_d, matmul(dS.mT(), q / root_d), matmul((m ? Pv * m : Pv).mT(), dO)};
-  };
-  return record("scaled_dot_product_attention", out, {q, k, v}, backward);
 }
 
 }  // namespace tg

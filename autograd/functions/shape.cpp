@@ -1,5 +1,7 @@
 // Differentiable views and joins. Views share storage with their input; their backward maps dy back to
 // the input's layout (inverse permutation, scatter of a slice, sum over expanded dims by the engine).
+#include <algorithm>
+
 #include "autograd/functions.h"
 
 namespace tg {
@@ -73,6 +75,41 @@ Variable cat(const std::vector<Variable>& xs, int64_t dim) {
     for (int64_t n : sizes) g.push_back(slice(dy, d, at, at + n)), at += n;
     return g;
   });
+}
+// Pieces of x along dim as views. Their gradients are joined into x's by one cat, where a slice per piece
+// would give each a zero tensor of x's shape to be summed. Each piece's backward leaves its dy in a slot the
+// pieces share; the first of them also sends a stride-0 zero to the joint (x recorded once more, so that it
+// runs after every piece), whose backward cats the slots (zeros where no gradient came) and empties them.
+std::vector<Variable> split(const Variable& x, const std::vector<int64_t>& sizes, int64_t dim) {
+  const int64_t d = normalize_dim(dim, x.dim(), "split");
+  int64_t total = 0;
+  for (int64_t n : sizes) {
+    check<ShapeError>(n >= 0, "split: sizes must be >= 0, got {} for {}", n, x.shape());
+    total += n;
+  }
+  check<ShapeError>(total == x.shape()[d], "split: sizes add up to {}, dim {} of {} has {}", total, d, x.shape(),
+                    x.shape()[d]);
+  auto slots = std::make_shared<std::vector<Variable>>(sizes.size());
+  auto join = [slots, sizes, d](const Variable& wake, const Variable&) -> Grads {
+    std::vector<Variable> dys(sizes.size());
+    std::swap(dys, *slots);
+    Shape shape = wake.shape();
+    for (size_t i = 0; i < dys.size(); ++i)
+      if (!dys[i]) shape[d] = sizes[i], dys[i] = Variable(zeros(shape, wake.dtype()));
+    return {cat(dys, d)};
+  };
+  const Variable joint = record("split", x.value(), {x}, join);
+  std::vector<Variable> pieces;
+  int64_t at = 0;
+  for (size_t i = 0; i < sizes.size(); at += sizes[i++]) {
+    auto leave = [slots, i, shape = x.shape()](const Variable& dy, const Variable&) -> Grads {
+      const bool first = std::none_of(slots->begin(), slots->end(), [](const Variable& s) { return s.defined(); });
+      (*slots)[i] = dy;
+      return {first ? Variable(scalar_tensor(0, dy.dtype()).expand(shape)) : Variable()};
+    };
+    pieces.push_back(record("split_piece", joint.value().slice(d, at, at + sizes[i]), {joint}, leave));
+  }
+  return pieces;
 }
 Variable stack(const std::vector<Variable>& xs, int64_t dim) {
   check<ValueError>(!xs.empty(), "stack: expected at least one tensor");

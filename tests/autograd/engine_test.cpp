@@ -137,6 +137,22 @@ TEST_CASE("retain_graph keeps the graph for a second backward") {
   CHECK_THROWS_AS(y.backward(), ValueError);  // the second one freed it
 }
 
+// split's pieces leave their gradients to the joint, which runs after all of them and empties the slots.
+TEST_CASE("split joins its pieces' gradients, zeros for an unused piece, in each backward of a retained graph") {
+  Variable x = leaf({1, 2, 3, 4, 5});
+  std::vector<Variable> p = split(x, {2, 1, 2}, 0);  // p[1] unused
+  Variable y = sum(p[0] * p[0]) + sum(p[2] * 3.0) + sum(x);  // x on another path too
+  y.backward({.retain_graph = true});
+  check_values(x.grad(), {3, 5, 1, 4, 4});
+  y.backward();
+  check_values(x.grad(), {6, 10, 2, 8, 8});
+}
+
+TEST_CASE("split names the shape when the sizes do not add up") {
+  CHECK_THROWS_WITH_AS(split(leaf({1, 2, 3}), {1, 1}, 0), doctest::Contains("sizes add up to 2, dim 0 of (3,) has 3"),
+                       ShapeError);
+}
+
 TEST_CASE("modifying a saved input in place before backward throws naming the op") {
   Variable a = leaf({1, 2}), b = leaf({3, 4});
   Variable y = sum(a * b);

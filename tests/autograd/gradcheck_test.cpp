@@ -95,6 +95,11 @@ const std::vector<GradCase>& cases() {
       {"expand", {{3, 1}}, [](const Inputs& x) { return x[0].expand({2, 3, 4}) * 1.5; }},
       {"cat", {{2, 3}, {1, 3}}, [](const Inputs& x) { return cat({x[0], x[1]}, 0); }},
       {"stack", {{2, 3}, {2, 3}}, [](const Inputs& x) { return stack({x[0], x[1] * x[1]}, 1); }},
+      {"split", {{2, 5}}, [](const Inputs& x) {  // pieces used out of order, one twice
+         std::vector<Variable> p = split(x[0], {2, 3}, 1);
+         return cat({p[1], p[0] * p[0], p[0]}, 1);
+       }},
+      {"split_piece", {{4, 3}}, [](const Inputs& x) { return split(x[0], {1, 2, 1}, 0)[1] * 3.0; }},  // others unused
       {"matmul", {{2, 5, 3}, {3, 4}}, [](const Inputs& x) { return matmul(x[0], x[1]); }},
       {"matmul", {{3, 5}, {3, 4}}, [](const Inputs& x) { return matmul(x[0].mT(), x[1]); }},  // strided view
       {"matmul", {{2, 1, 2, 3}, {3, 3, 2}}, [](const Inputs& x) { return matmul(x[0], x[1]); }},  // batch bcast
@@ -154,6 +159,26 @@ const std::vector<GradCase>& cases() {
          Tensor blocked = logical_and(eq(arange(0, 3, 1, f64), 1.0).unsqueeze(1), ones({3, 5}, boolean));
          return scaled_dot_product_attention(x[0].permute({1, 2, 0}), x[1], x[2], blocked, Tensor());
        }},
+      // The recorded ops of scaled_dot_product_attention's backward, each a row that leans on it (gradgradcheck
+      // runs their derivatives).
+      {"attention_weights", {{1, 3, 2}, {1, 4, 2}, {1, 4, 2}},  // P of masked scores as a function of q, k
+       [](const Inputs& x) { return scaled_dot_product_attention(x[0], x[1], x[2], mask_of({3, 4}, 10), Tensor()); }},
+      {"attention_softmax_grad", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},  // dS through softmax and dropout
+       [](const Inputs& x) {
+         Generator gen(11);
+         return scaled_dot_product_attention(x[0], x[1], x[2], Tensor(), Tensor(), 0.4, &gen);
+       }},
+      {"attention_dropout", {{3, 2}, {4, 2}, {4, 2}},  // Pd = P·m, 2-D operands
+       [](const Inputs& x) {
+         Generator gen(12);
+         return scaled_dot_product_attention(x[0], x[1], x[2], Tensor(), Tensor(), 0.5, &gen);
+       }},
+      {"matmul_as", {{1, 3, 2, 2}, {1, 4, 2, 2}, {1, 4, 2, 3}},  // (B, S, H, d) views: results in that order
+       [](const Inputs& x) {
+         const std::vector<int64_t> heads = {0, 2, 1, 3};
+         return scaled_dot_product_attention(x[0].permute(heads), x[1].permute(heads), x[2].permute(heads), Tensor(),
+                                             Tensor());
+       }},
       {"cross_entropy", {{4, 5}},
        [](const Inputs& x) { return cross_entropy(x[0], index_tensor({1, 0, 4, -100}, {4})); }},
       {"cross_entropy", {{2, 3, 4}},
@@ -196,9 +221,10 @@ TEST_CASE("second derivatives match finite differences for the core families") {
                                         "log_softmax_backward", "layer_norm_backward", "cross_entropy_backward",
                                         "mul", "div", "exp", "log", "tanh", "sigmoid", "gelu", "pow", "sum", "mean",
                                         "var", "logsumexp", "matmul", "linear", "softmax", "log_softmax", "layer_norm",
-                                        "cross_entropy", "sqrt", "erf", "slice", "index_select", "embedding",
-                                        "embedding_bag", "embedding_bag_backward",
-                                        "scaled_dot_product_attention", "relu", "dropout", "relu_dropout"};
+                                        "cross_entropy", "sqrt", "erf", "slice", "split", "split_piece", "index_select",
+                                        "embedding", "embedding_bag", "embedding_bag_backward",
+                                        "scaled_dot_product_attention", "attention_weights", "attention_softmax_grad",
+                                        "attention_dropout", "matmul_as", "relu", "dropout", "relu_dropout"};
   for (const GradCase& c : cases()) {
     if (!second.count(c.name)) continue;
     std::string name = c.name;

@@ -302,15 +302,52 @@ TEST_CASE("MultiHeadAttention gives the same output and gradients with and witho
 
 // MultiHeadAttention merges the heads (B, H, S, d) -> (B, S, H·d) and splits its projections back, which are
 // views only when the per-head tensors are laid out (B, S, H, d); matmul's contiguous results would be copied.
-TEST_CASE("scaled_dot_product_attention lays out per-head outputs and gradients as (B, S, H, d)") {
+// The layer views its (B, S, H·d) projections as heads; the op lays out its results as its operands are.
+TEST_CASE("scaled_dot_product_attention lays out its output and gradients in its operands' memory order") {
   const std::vector<int64_t> heads = {0, 2, 1, 3};
-  Variable q(randn({2, 2, 3, 4}), true), k(randn({2, 2, 5, 4}), true), v(randn({2, 2, 5, 3}), true);  // (B, H, S, d)
-  Variable out = scaled_dot_product_attention(q, k, v, Tensor(), Tensor());
+  Variable q(randn({2, 3, 2, 4}), true), k(randn({2, 5, 2, 4}), true), v(randn({2, 5, 2, 3}), true);  // (B, S, H, d)
+  const Variable qh = q.permute(heads), kh = k.permute(heads), vh = v.permute(heads);            // (B, H, S, d)
+  Variable out = scaled_dot_product_attention(qh, kh, vh, Tensor(), Tensor());
   CHECK(out.value().permute(heads).is_contiguous());
-  const Variable weights = softmax(matmul(q / 2.0, k.mT()), -1);  // the composition, √d = 2
-  CHECK(test::max_abs_diff(out.value(), matmul(weights, v).value()) == 0);
-  const std::vector<Variable> g = grad({out}, {q, k, v}, {randn(out.shape())});
-  for (const Variable& d : g) CHECK(d.value().permute(heads).is_contiguous());
+  const Variable weights = softmax(matmul(qh / 2.0, kh.mT()), -1);  // the composition, √d = 2
+  CHECK(test::max_abs_diff(out.value(), matmul(weights, vh).value()) == 0);
+  const Tensor dO = randn(out.shape());
+  for (const Variable& d : grad({out}, {qh, kh, vh}, {dO})) CHECK(d.value().permute(heads).is_contiguous());
+  // The same operands contiguous in (B, H, S, d): contiguous results, the same values.
+  const Variable qc(qh.value().contiguous(), true), kc(kh.value().contiguous(), true), vc(vh.value().contiguous(), true);
+  Variable outc = scaled_dot_product_attention(qc, kc, vc, Tensor(), Tensor());
+  CHECK(outc.value().is_contiguous());
+  CHECK(test::max_abs_diff(outc.value(), out.value()) == 0);
+  for (const Variable& d : grad({outc}, {qc, kc, vc}, {dO})) CHECK(d.value().is_contiguous());
+}
+
+// Self-attention projects q, k and v in one in_proj product and splits it into views, whose gradients are
+// joined into one; the same values as three inputs, which take three products.
+TEST_CASE("MultiHeadAttention's self-attention takes one in_proj product, with the values of three") {
+  MultiHeadAttention m({.d_model = 8, .num_heads = 2, .dtype = f64});
+  std::vector<Variable> wrt = m.parameters();
+  init::normal(wrt[1].value(), 0.0, 1.0);  // in_proj_bias, zero at init
+  const Variable x(randn({2, 5, 8}, f64), true), x2(x.value().clone(), true), x3(x.value().clone(), true);
+  auto ops = [](const Variable& y, const std::string& op) {  // how many nodes of y's graph are `op`
+    const std::string dot = to_dot(y), label = "label=\"" + op + "\"";
+    int n = 0;
+    for (size_t at = dot.find(label); at != std::string::npos; at = dot.find(label, at + 1)) ++n;
+    return n;
+  };
+  const Variable self = m.forward(x, x, x, {.need_weights = false}).output;
+  const Variable three = m.forward(x, x2, x3, {.need_weights = false}).output;
+  CHECK(ops(self, "linear") == 2);  // in_proj and out_proj
+  CHECK(ops(self, "split") == 1);
+  CHECK(ops(three, "linear") == 4);
+  MultiHeadAttention seq_first({.d_model = 8, .num_heads = 2, .batch_first = false, .dtype = f64});
+  CHECK(ops(seq_first.forward(x, x, x, {.need_weights = false}).output, "linear") == 2);  // transposed once
+  CHECK(test::max_abs_diff(self.value(), three.value()) < 1e-12);
+  const Tensor dy = randn(self.shape(), f64);
+  std::vector<Variable> g1 = grad({self}, {wrt[0], wrt[1], x}, {dy});
+  std::vector<Variable> g3 = grad({three}, {wrt[0], wrt[1], x, x2, x3}, {dy});
+  CHECK(test::max_abs_diff(g1[0].value(), g3[0].value()) < 1e-12);
+  CHECK(test::max_abs_diff(g1[1].value(), g3[1].value()) < 1e-12);
+  CHECK(test::max_abs_diff(g1[2].value(), (g3[2].value() + g3[3].value()) + g3[4].value()) < 1e-12);
 }
 
 TEST_CASE("scaled_dot_product_attention names the three shapes when they do not fit") {
