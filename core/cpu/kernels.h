@@ -69,9 +69,9 @@ void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64
 // tests/core/softmax_row_test.cpp on every compiled target.
 
 /// softmax into out (which may be in): e_j = exp(x_j - max), then e_j·(1/Σ e). Each output within
-/// (|x_j - max| + n + 8)·ε relative of softmax in double (the f32 difference x_j - max rounds; the
-/// exponent amplifies that), and within 2^-149 where it is denormal. A line whose max is -inf (fully
-/// masked) gives zeros; a NaN anywhere makes the line NaN.
+/// (|x_j - max| + n + 8)·ε relative of softmax in double (the f32 difference x_j - max rounds, and exp
+/// amplifies that), plus 2^-149 absolute (denormal outputs). A line whose max is -inf (fully masked) gives
+/// zeros; a NaN anywhere, or +inf, makes the line NaN.
 void softmax_f32(const float* in, float* out, int64_t n);
 
 /// softmax_f32 of the line with -inf where blocked[j] is true (n bools): masked_fill then softmax_f32, the
@@ -85,7 +85,7 @@ void log_softmax_f32(const float* in, float* out, int64_t n);
 
 /// softmax's gradient p_j·(g_j - Σ g·p) from the upstream gradient g and the softmax p, into out (which may
 /// be g or p); Σ with fused multiply-adds where the target has them. Each output within
-/// (n + 4)·ε·|p_j|·(|g_j| + Σ|g·p|) absolute. A fully masked line (p all 0) gives zeros.
+/// (n + 4)·ε·|p_j|·(|g_j| + Σ|g·p|) + 2^-149 absolute. A fully masked line (p all 0) gives zeros.
 void softmax_backward_f32(const float* g, const float* p, float* out, int64_t n);
 
 /// log_softmax's gradient g_j - exp(ly_j)·Σ g from the upstream gradient g and the log_softmax ly, into out
@@ -100,16 +100,17 @@ void log_softmax_backward_f32(const float* g, const float* ly, float* out, int64
 /// multiply-adds where the target has them, element j into lane j mod L/2, the lanes added pairwise),
 /// rstd = 1/sqrt(var + eps); x̂ = (x - mean)·rstd in double rounded once to f32 into xhat; x̂·w + b
 /// (a rounded product, then a rounded sum: the bits of mul then add) into y where y is non-null (w or b may
-/// then be null); each row's mean and rstd rounded to f32 into mean[i] and rstd[i]. x̂, mean and rstd are
-/// within ε relative of the double values plus the double sums' n·2^-53 (relative to the sums of |x|).
+/// then be null); each row's mean and rstd rounded to f32 into mean[i] and rstd[i]. Against the same maths
+/// in double, with δ = (n + 8)·2^-53 and μ = 2^-52·Σ|x| (the double sums' errors), plus 2^-149 absolute:
+/// mean within ε·|mean| + μ, rstd within (ε + δ)·rstd, x̂ within (ε + δ)·|x̂| + rstd·μ.
 void layer_norm_f32(const float* x, float* xhat, float* y, const float* w, const float* b, int64_t rows, int64_t n,
                     double eps, float* mean, float* rstd);
 
 /// The gradient of each row, with g = dy·w (dy where w is null): dx = rstd·(g - mean(g) - x̂·mean(g·x̂)),
 /// the means summed in f32 (lane j mod L, fused multiply-adds where the target has them), within
-/// (n + 8)·ε·rstd·(|g_j| + mean|g| + |x̂_j|·mean|g·x̂|) absolute. dy·x̂ added into dw[0, n) and dy into
-/// db[0, n) in double, row after row, where they are non-null: each term is exact, so these are the bits of
-/// a plain double loop over the rows.
+/// (n + 8)·ε·rstd·(|g_j| + mean|g| + |x̂_j|·mean|g·x̂|) + 2^-149 absolute where no f32 sum overflows. dy·x̂
+/// added into dw[0, n) and dy into db[0, n) in double, row after row, where they are non-null: each term is
+/// exact, so these are the bits of a plain double loop over the rows.
 void layer_norm_backward_f32(const float* dy, const float* xhat, const float* w, const float* rstd, float* dx,
                              double* dw, double* db, int64_t rows, int64_t n);
 
