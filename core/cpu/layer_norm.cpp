@@ -8,19 +8,15 @@
 
 #include "core/cpu/tail-inl.h"
 
-#ifndef TG_CPU_LAYER_NORM_ONCE_
-#define TG_CPU_LAYER_NORM_ONCE_
 #include <cmath>
 #include <cstdint>
 
 #include "core/cpu/kernels.h"
-#endif
 
 HWY_BEFORE_NAMESPACE();
 namespace tg::cpu::HWY_NAMESPACE {
 namespace {
 
-namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 using D64 = hn::ScalableTag<double>;
 using DH = hn::Rebind<float, D64>;  // as many floats as a vector has doubles

@@ -10,21 +10,17 @@
 
 #include "core/cpu/tail-inl.h"
 
-#ifndef TG_CPU_SOFTMAX_ONCE_
-#define TG_CPU_SOFTMAX_ONCE_
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
 
 #include "core/cpu/kernels.h"
-#endif
 
 HWY_BEFORE_NAMESPACE();
 namespace tg::cpu::HWY_NAMESPACE {
 namespace {
 
-namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
 constexpr float kInf = std::numeric_limits<float>::infinity();

@@ -55,12 +55,24 @@ std::vector<int64_t> lengths() {
   return n;
 }
 
-// The line's max in double (NaNs passed over), and whether it holds a NaN.
-std::pair<double, bool> max_and_nan(const std::vector<float>& x) {
+// A line's max in double (NaNs passed over), whether it holds a NaN, and Σ exp(x - max).
+struct Stats {
   double m = -INFINITY;
   bool nan = false;
-  for (float v : x) m = std::isnan(v) ? m : std::max(m, double(v)), nan = nan || std::isnan(v);
-  return {m, nan};
+  double z = 0;
+};
+Stats stats(const std::vector<float>& x) {
+  Stats st;
+  for (float v : x) st.m = std::isnan(v) ? st.m : std::max(st.m, double(v)), st.nan = st.nan || std::isnan(v);
+  for (float v : x) st.z += std::exp(double(v) - st.m);
+  return st;
+}
+
+// kernel(x, out, n) run in place gives the bits it gave into `out` (as masked_softmax runs softmax_f32).
+template <class Kernel>
+void check_in_place(Kernel kernel, std::vector<float> x, const std::vector<float>& out) {
+  kernel(x.data(), x.data(), int64_t(x.size()));
+  CHECK(same_bits(x, out));
 }
 
 // got within tol of want, or both NaN, or equal (infinities).
@@ -88,9 +100,7 @@ TEST_CASE("softmax_f32 and softmax_backward_f32 keep kernels.h's bounds on every
         const std::vector<float> x = line(gen, n, round % 2 == 1), g = line(gen, n, false);
         std::vector<float> p(x.size(), 9.0f);
         cpu::softmax_f32(x.data(), p.data(), n);
-        const auto [m, nan] = max_and_nan(x);
-        double z = 0;
-        for (float v : x) z += std::exp(double(v) - m);
+        const auto [m, nan, z] = stats(x);
         for (int64_t j = 0; j < n; ++j) {
           CAPTURE(j);
           if (nan || m == INFINITY) CHECK(std::isnan(p[j]));  // inf - inf
@@ -100,9 +110,7 @@ TEST_CASE("softmax_f32 and softmax_backward_f32 keep kernels.h's bounds on every
             check_near(p[j], want, want * (std::abs(double(x[j]) - m) + double(n) + 8) * kEps + 0x1p-149);
           }
         }
-        std::vector<float> in_place = x;  // as masked_softmax runs it: same target, same bits
-        cpu::softmax_f32(in_place.data(), in_place.data(), n);
-        CHECK(same_bits(in_place, p));
+        check_in_place(cpu::softmax_f32, x, p);
         // The gradient at that p, against p·(g - Σ g·p) in double from the same f32 p.
         std::vector<float> dx(x.size(), 9.0f);
         cpu::softmax_backward_f32(g.data(), p.data(), dx.data(), n);
@@ -153,9 +161,7 @@ TEST_CASE("log_softmax_f32 and log_softmax_backward_f32 keep kernels.h's bounds 
         const std::vector<float> x = line(gen, n, round % 2 == 1), g = line(gen, n, false);
         std::vector<float> ly(x.size(), 9.0f);
         cpu::log_softmax_f32(x.data(), ly.data(), n);
-        const auto [m, nan] = max_and_nan(x);
-        double z = 0;
-        for (float v : x) z += std::exp(double(v) - m);
+        const auto [m, nan, z] = stats(x);
         for (int64_t j = 0; j < n; ++j) {
           CAPTURE(j);
           if (nan || !std::isfinite(m)) {
@@ -165,9 +171,7 @@ TEST_CASE("log_softmax_f32 and log_softmax_backward_f32 keep kernels.h's bounds 
             check_near(ly[j], want, (std::abs(double(x[j]) - m) + std::abs(want) + 2.0 * double(n) + 16) * kEps);
           }
         }
-        std::vector<float> in_place = x;
-        cpu::log_softmax_f32(in_place.data(), in_place.data(), n);
-        CHECK(same_bits(in_place, ly));
+        check_in_place(cpu::log_softmax_f32, x, ly);
         std::vector<float> dx(x.size(), 9.0f);
         cpu::log_softmax_backward_f32(g.data(), ly.data(), dx.data(), n);
         double total = 0, total_abs = 0;
