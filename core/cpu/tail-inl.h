@@ -2,8 +2,8 @@
 // <hwy/highway.h>, inside a file compiled once per target through foreach_target.h).
 //
 // A line is walked in whole vectors with plain loads and stores and only its last partial vector masked:
-// masked loads of whole vectors from memory did not start the hardware prefetcher's streams on AMD Zen 5
-// (3x slower), and masked stores of whole vectors into fresh memory were as slow. ForBlocks(d, n, f) calls
+// on AMD Zen 5, masked loads of whole vectors from memory did not start the hardware prefetcher's streams,
+// and masked stores of whole vectors into fresh memory were as slow (bench/RESULTS.md). ForBlocks(d, n, f) calls
 // f(j, Whole()) for each whole vector at j and f(j, Tail{count}) for the last count < Lanes(d) elements;
 // f loads and stores through the span it is given (Load, Store, Keep), so one body serves both.
 #if defined(TG_CPU_TAIL_INL_H_) == defined(HWY_TARGET_TOGGLE)

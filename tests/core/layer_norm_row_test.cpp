@@ -134,3 +134,35 @@ TEST_CASE("layer_norm_f32 and layer_norm_backward_f32 keep kernels.h's bounds on
       }
   });
 }
+
+TEST_CASE("a layer-norm row's bits do not depend on the rows it is computed with (the thread count)") {
+  // The rows run in groups of 4, then one by one: a chunk boundary moves a row from one to the other.
+  for_each_target([] {
+    std::mt19937 gen(11);
+    for (int64_t n : {1, 7, 8, 16, 33, 256, 257}) {
+      CAPTURE(n);
+      const int64_t rows = 9;
+      std::vector<float> x, dy, w = row(gen, n, false);
+      for (int64_t i = 0; i < rows; ++i) {
+        const std::vector<float> xi = row(gen, n, false), dyi = row(gen, n, false);
+        x.insert(x.end(), xi.begin(), xi.end()), dy.insert(dy.end(), dyi.begin(), dyi.end());
+      }
+      std::vector<float> h(x.size()), y(x.size()), mean(rows), rstd(rows), dx(x.size());
+      std::vector<float> h1 = h, y1 = y, mean1 = mean, rstd1 = rstd, dx1 = dx;
+      cpu::layer_norm_f32(x.data(), h.data(), y.data(), w.data(), nullptr, rows, n, 1e-5, mean.data(), rstd.data());
+      cpu::layer_norm_backward_f32(dy.data(), h.data(), w.data(), rstd.data(), dx.data(), nullptr, nullptr, rows, n);
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t at = i * n;
+        cpu::layer_norm_f32(x.data() + at, h1.data() + at, y1.data() + at, w.data(), nullptr, 1, n, 1e-5,
+                            mean1.data() + i, rstd1.data() + i);
+        cpu::layer_norm_backward_f32(dy.data() + at, h.data() + at, w.data(), rstd.data() + i, dx1.data() + at,
+                                     nullptr, nullptr, 1, n);
+      }
+      CHECK(same_bits(h, h1));
+      CHECK(same_bits(y, y1));
+      CHECK(same_bits(mean, mean1));
+      CHECK(same_bits(rstd, rstd1));
+      CHECK(same_bits(dx, dx1));
+    }
+  });
+}

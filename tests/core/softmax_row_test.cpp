@@ -72,7 +72,7 @@ Stats stats(const std::vector<float>& x) {
 template <class Kernel>
 void check_in_place(Kernel kernel, std::vector<float> x, const std::vector<float>& out) {
   kernel(x.data(), x.data(), int64_t(x.size()));
-  CHECK(same_bits(x, out));
+  CHECK(test::same_bits(x, out));
 }
 
 // got within tol of want, or both NaN, or equal (infinities).
