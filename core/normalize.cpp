@@ -8,7 +8,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/cpu/fast_math.h"
 #include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
@@ -48,33 +47,6 @@ Tensor along(const std::array<Tensor, N>& xs, int64_t dim, const char* op, F f) 
   return out;
 }
 
-// op folded over a contiguous line in 8 independent lanes: g++ does not reorder a floating-point reduction
-// itself, and the lanes let it vectorise. op(acc, j) returns the new accumulator for element j.
-template <class A, class Op>
-[[gnu::always_inline]] inline A fold8(int64_t n, A init, Op op) {
-  A acc[8] = {init, init, init, init, init, init, init, init};
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int k = 0; k < 8; ++k) acc[k] = op(acc[k], j + k);
-  A r = init;
-  for (; j < n; ++j) r = op(r, j);
-  for (int k = 0; k < 8; ++k) r = op.combine(r, acc[k]);
-  return r;
-}
-struct MaxOf {  // like std::max: a NaN element is passed over (it reaches the output through exp)
-  const float* p;
-  float operator()(float a, int64_t j) const { return a < p[j] ? p[j] : a; }
-  float combine(float a, float b) const { return a < b ? b : a; }
-};
-template <class A, class Term>
-struct SumOf {
-  Term term;
-  A operator()(A a, int64_t j) const { return a + term(j); }
-  A combine(A a, A b) const { return a + b; }
-};
-template <class A = float, class Term>
-[[gnu::always_inline]] inline A sum8(int64_t n, Term term) { return fold8(n, A(0), SumOf<A, Term>{term}); }
-
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Max of a strided line, and log Σ exp(x - max); an all -inf line gives max -inf.
@@ -98,17 +70,8 @@ void masked_line(const T* in, T* out, int64_t n, int64_t s) {
   for (int64_t j = 0; j < n; ++j) out[j * s] = nan ? std::numeric_limits<T>::quiet_NaN() : T(0);
 }
 
-// Contiguous f32 lines (the last dim: attention scores, logits) run in f32 with the vectorised exp, on 16
-// lanes where the CPU has AVX-512 (softmax_row.cpp, the same bits); other lines, and f64, in double with libm.
-// in may be out.
-void softmax_f32(const float* in, float* out, int64_t n) {
-  if (!cpu::softmax_f32_avx512(in, out, n)) cpu::softmax_f32_portable(in, out, n);
-}
-
-void log_softmax_f32(const float* in, float* out, int64_t n) {
-  if (!cpu::log_softmax_f32_avx512(in, out, n)) cpu::log_softmax_f32_portable(in, out, n);
-}
-
+// Contiguous f32 lines (the last dim: attention scores, logits) and rows run in the kernel room
+// (core/cpu/kernels.h); other lines, and f64, here in double with libm.
 template <class T>
 constexpr bool is_f32 = std::is_same_v<T, float>;
 
@@ -116,7 +79,7 @@ constexpr bool is_f32 = std::is_same_v<T, float>;
 template <class T>
 void softmax_line(const T* in, T* out, int64_t n, int64_t s) {
   if constexpr (is_f32<T>)
-    if (s == 1) return softmax_f32(in, out, n);
+    if (s == 1) return cpu::softmax_f32(in, out, n);
   double m = -kInf, sum = 0;
   for (int64_t j = 0; j < n; ++j) m = std::max(m, double(in[j * s]));
   if (m == -kInf) return masked_line(in, out, n, s);
@@ -124,89 +87,42 @@ void softmax_line(const T* in, T* out, int64_t n, int64_t s) {
   for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(out[j * s]) / sum);
 }
 
-// Layer-norm rows (layer_norm_row.h): both sums in double, in 8 lanes so that they vectorise, and the affine
-// output in the same pass (a layer norm's mul and add were two more passes over its rows).
-template <class T>
-[[gnu::always_inline]] inline void normalize_rows(const T* x, T* xhat, T* y, const T* w, const T* b, int64_t rows,
-                                                  int64_t n, double eps, T* mean, T* rstd) {
+// The f64 layer-norm rows (f32 rows run in the kernel room): both sums in double, in two passes.
+void normalize_rows(const double* x, double* xhat, double* y, const double* w, const double* b, int64_t rows,
+                    int64_t n, double eps, double* mean, double* rstd) {
   for (int64_t i = 0; i < rows; ++i, x += n, xhat += n, y = y ? y + n : y) {
-    const double m = sum8<double>(n, [x](int64_t j) { return double(x[j]); }) / double(n);
-    const double v = sum8<double>(n, [x, m](int64_t j) { return (double(x[j]) - m) * (double(x[j]) - m); });
+    double m = 0, v = 0;
+    for (int64_t j = 0; j < n; ++j) m += x[j];
+    m /= double(n);
+    for (int64_t j = 0; j < n; ++j) v += (x[j] - m) * (x[j] - m);
     const double rs = 1.0 / std::sqrt(v / double(n) + eps);
-    for (int64_t j = 0; j < n; ++j) xhat[j] = T((double(x[j]) - m) * rs);
-    if (y && w && b)
-      for (int64_t j = 0; j < n; ++j) y[j] = xhat[j] * w[j] + b[j];
-    else if (y)
-      for (int64_t j = 0; j < n; ++j) y[j] = w ? xhat[j] * w[j] : xhat[j] + b[j];
-    mean[i] = T(m), rstd[i] = T(rs);
+    for (int64_t j = 0; j < n; ++j) xhat[j] = (x[j] - m) * rs;
+    if (y)
+      for (int64_t j = 0; j < n; ++j) y[j] = w && b ? xhat[j] * w[j] + b[j] : w ? xhat[j] * w[j] : xhat[j] + b[j];
+    mean[i] = m, rstd[i] = rs;
   }
 }
 
-// Rows of layer_norm_backward (layer_norm_row.h); the row sums run in T's precision in 8 lanes. g = dy·w goes
-// through a buffer: computed inside the sums it kept them from vectorising (35 % slower on SSE).
-template <class T>
-[[gnu::always_inline]] inline void layer_norm_backward_rows(const T* dy, const T* xhat, const T* w, const T* rstd,
-                                                            T* dx, double* dw, double* db, int64_t rows, int64_t n) {
-  std::vector<T> g(static_cast<size_t>(n));
+// The f64 rows of layer_norm_backward: dx = rstd·(g - mean(g) - x̂·mean(g·x̂)) with g = dy·w; dy·x̂ and dy
+// added into dw and db.
+void layer_norm_backward_rows(const double* dy, const double* xhat, const double* w, const double* rstd, double* dx,
+                              double* dw, double* db, int64_t rows, int64_t n) {
   for (int64_t i = 0; i < rows; ++i, dy += n, xhat += n, dx += n) {
-    for (int64_t j = 0; j < n; ++j) g[j] = w ? dy[j] * w[j] : dy[j];
-    const T mg = sum8<T>(n, [&g](int64_t j) { return g[j]; }) / T(n);
-    const T mgx = sum8<T>(n, [&g, xhat](int64_t j) { return g[j] * xhat[j]; }) / T(n);
-    for (int64_t j = 0; j < n; ++j) dx[j] = rstd[i] * (g[j] - mg - xhat[j] * mgx);
+    double sg = 0, sgx = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const double g = w ? dy[j] * w[j] : dy[j];
+      sg += g, sgx += g * xhat[j];
+    }
+    const double mg = sg / double(n), mgx = sgx / double(n);
+    for (int64_t j = 0; j < n; ++j) dx[j] = rstd[i] * ((w ? dy[j] * w[j] : dy[j]) - mg - xhat[j] * mgx);
     if (dw)
-      for (int64_t j = 0; j < n; ++j) dw[j] += double(dy[j]) * double(xhat[j]);
+      for (int64_t j = 0; j < n; ++j) dw[j] += dy[j] * xhat[j];
     if (db)
-      for (int64_t j = 0; j < n; ++j) db[j] += double(dy[j]);
+      for (int64_t j = 0; j < n; ++j) db[j] += dy[j];
   }
 }
 
 }  // namespace
-
-// The portable f32 lines and rows also in an AVX2 clone, which the loader picks on a CPU with AVX2 but not
-// AVX-512 (there the AVX-512 ones run): their 8-lane folds vectorise on 8 lanes instead of SSE's 4, with the
-// same IEEE operations per lane under -ffp-contract=off, so the same bits. On an AMD EPYC (Zen 3) the SSE
-// builds of softmax and layer norm were 10 % of bench_step S.
-#define TG_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
-
-// Defined inside the namespace: clang 14 refuses a qualified definition that makes a used function multiversioned.
-namespace cpu {
-
-TG_CLONES void layer_norm_f32_portable(const float* x, float* xhat, float* y, const float* w, const float* b,
-                                       int64_t rows, int64_t n, double eps, float* mean, float* rstd) {
-  normalize_rows(x, xhat, y, w, b, rows, n, eps, mean, rstd);
-}
-
-TG_CLONES void layer_norm_backward_f32_portable(const float* dy, const float* xhat, const float* w,
-                                                const float* rstd, float* dx, double* dw, double* db,
-                                                int64_t rows, int64_t n) {
-  layer_norm_backward_rows(dy, xhat, w, rstd, dx, dw, db, rows, n);
-}
-
-TG_CLONES void log_softmax_f32_portable(const float* in, float* out, int64_t n) {
-  const float m = fold8(n, -INFINITY, MaxOf{in});
-  const float sum = std::isfinite(m) ? sum8(n, [in, m](int64_t j) { return cpu::exp_f32(in[j] - m); }) : 0.0f;
-  const float ls = std::log(sum);
-  for (int64_t j = 0; j < n; ++j) out[j] = (in[j] - m) - ls;
-}
-
-TG_CLONES void softmax_f32_portable(const float* in, float* out, int64_t n) {
-  const float m = fold8(n, -INFINITY, MaxOf{in});
-  if (m == -INFINITY) return masked_line(in, out, n, 1);
-  for (int64_t j = 0; j < n; ++j) out[j] = cpu::exp_f32(in[j] - m);
-  const float inv = 1.0f / sum8(n, [out](int64_t j) { return out[j]; });
-  for (int64_t j = 0; j < n; ++j) out[j] *= inv;
-}
-
-TG_CLONES void softmax_backward_f32_portable(const float* g, const float* p, float* out, int64_t n) {
-  const float dot = sum8(n, [g, p](int64_t j) { return g[j] * p[j]; });
-  for (int64_t j = 0; j < n; ++j) out[j] = p[j] * (g[j] - dot);
-}
-
-}  // namespace cpu
-
-void cpu::softmax_backward_f32(const float* g, const float* p, float* out, int64_t n) {
-  if (!softmax_backward_f32_avx512(g, p, out, n)) softmax_backward_f32_portable(g, p, out, n);
-}
 
 Tensor softmax(const Tensor& x, int64_t dim) {
   return along<1>({x}, dim, "softmax", [](const auto& in, auto* out, int64_t n, int64_t s) {
@@ -252,7 +168,10 @@ Tensor masked_softmax(const Tensor& x, const Tensor& blocked) {
         const T* line = pi + r * n;
         T* y = po + r * n;
         if constexpr (is_f32<T>)
-          if (ms.back() == 1 && cpu::masked_softmax_f32_avx512(line, pm + at, y, n)) continue;
+          if (ms.back() == 1) {
+            cpu::masked_softmax_f32(line, pm + at, y, n);
+            continue;
+          }
         for (int64_t j = 0; j < n; ++j) y[j] = pm[at + j * ms.back()] ? T(-kInf) : line[j];
         softmax_line(y, y, n, 1);
       }
@@ -265,7 +184,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
   return along<1>({x}, dim, "log_softmax", [](const auto& in, auto* out, int64_t n, int64_t s) {
     using T = std::remove_cv_t<std::remove_reference_t<decltype(*out)>>;
     if constexpr (is_f32<T>)
-      if (s == 1) return log_softmax_f32(in[0], out, n);
+      if (s == 1) return cpu::log_softmax_f32(in[0], out, n);
     auto [m, log_sum] = max_and_log_sum(in[0], n, s);
     for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(in[0][j * s]) - m - log_sum);
   });
@@ -288,11 +207,7 @@ Tensor log_softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim) {
     using T = std::remove_cv_t<std::remove_reference_t<decltype(*out)>>;
     const T *g = in[0], *ly = in[1];
     if constexpr (is_f32<T>)
-      if (s == 1) {
-        const float total = sum8(n, [g](int64_t j) { return g[j]; });
-        for (int64_t j = 0; j < n; ++j) out[j] = g[j] - cpu::exp_f32(ly[j]) * total;
-        return;
-      }
+      if (s == 1) return cpu::log_softmax_backward_f32(g, ly, out, n);
     double total = 0;
     for (int64_t j = 0; j < n; ++j) total += double(g[j * s]);
     for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(g[j * s]) - std::exp(double(ly[j * s])) * total);
@@ -327,8 +242,7 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const
       const T* x = pi + lo * n;
       T *xhat = po + lo * n, *y = pa ? pa + lo * n : nullptr;
       if constexpr (is_f32<T>) {
-        if (!cpu::layer_norm_f32_avx512(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo))
-          cpu::layer_norm_f32_portable(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo);
+        cpu::layer_norm_f32(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo);
       } else {
         normalize_rows(x, xhat, y, pw, pb, hi - lo, n, eps, pm + lo, pr + lo);
       }
@@ -342,7 +256,7 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const
 namespace tg {
 
 // Per row of n: g = dy·w, dx = rstd·(g - mean(g) - x̂·mean(g·x̂)); the column sums dw = Σ dy·x̂ and db = Σ dy
-// are taken per chunk of rows in double and added under a lock. f32 rows run on AVX-512 where the CPU has it.
+// are taken per chunk of rows in double and added under a lock. f32 rows run in the kernel room.
 LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& xhat, const Tensor& rstd, const Tensor& weight,
                                    bool with_bias) {
   check<ShapeError>(dy.shape() == xhat.shape(), "layer_norm_backward: dy {} vs x̂ {}", dy.shape(), xhat.shape());
@@ -368,8 +282,7 @@ LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& xhat, const T
       double* pdb = db_part.empty() ? nullptr : db_part.data();
       const T *gy = pg + lo * n, *xh = ph + lo * n;
       if constexpr (is_f32<T>) {
-        if (!cpu::layer_norm_backward_f32_avx512(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n))
-          cpu::layer_norm_backward_f32_portable(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n);
+        cpu::layer_norm_backward_f32(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n);
       } else {
         layer_norm_backward_rows(gy, xh, pw, pr + lo, po + lo * n, pdw, pdb, hi - lo, n);
       }

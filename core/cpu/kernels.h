@@ -61,53 +61,57 @@ void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64
                          const int64_t* a_at, const float* b, int64_t ldb, const int64_t* b_at, float* c,
                          const int64_t* c_at, int64_t ldc, int64_t count, const float* bias = nullptr);
 
-// ---- softmax lines (softmax_row.cpp; the portable lines in core/normalize.cpp) ----
+// ---- softmax lines (softmax.cpp) ----
+// One line of n contiguous f32, on Highway's best target for the CPU (L lanes: 16 on AVX-512, 8 on AVX2, 4 on
+// SSE4 and NEON, 1 scalar). Sums run in the L lanes, element j into lane j mod L, then the lanes are added
+// pairwise (the order differs between targets, so the last bits may). exp is hn::Exp (within 1 ulp). ε is
+// 2^-24 (half an ulp of 1); the bounds below are checked against double references in
+// tests/core/softmax_row_test.cpp on every compiled target.
 
-/// softmax of the contiguous f32 line in[0, n) into out (which may be in) with the bits of normalize.cpp's
-/// portable line: max, exp_f32(x - max), Σ in its 8 lanes, ·(1/Σ). Returns false, writing nothing, where
-/// that line must run instead: on a CPU without AVX-512, or when the line's max is -inf (fully masked).
-bool softmax_f32_avx512(const float* in, float* out, int64_t n);
+/// softmax into out (which may be in): e_j = exp(x_j - max), then e_j·(1/Σ e). Each output within
+/// (|x_j - max| + n + 8)·ε relative of softmax in double (the f32 difference x_j - max rounds, and exp
+/// amplifies that), plus 2^-149 absolute (denormal outputs). A line whose max is -inf (fully masked) gives
+/// zeros; a NaN anywhere, or +inf, makes the line NaN.
+void softmax_f32(const float* in, float* out, int64_t n);
 
-/// The same line with -inf where blocked[j] is true (blocked: n bools), as masked_fill then softmax_f32_avx512
-/// would give it, without the filled copy; out may be in. Returns false, writing nothing, without
-/// AVX-512 or when every element is blocked or -inf (the line's max is -inf).
-bool masked_softmax_f32_avx512(const float* in, const bool* blocked, float* out, int64_t n);
+/// softmax_f32 of the line with -inf where blocked[j] is true (n bools): masked_fill then softmax_f32, the
+/// same bits, without the filled copy. out may be in.
+void masked_softmax_f32(const float* in, const bool* blocked, float* out, int64_t n);
 
-/// softmax's gradient on a contiguous f32 line, p·(g - Σ g·p) with the sum in the portable line's 8 lanes;
-/// out may be g or p. Returns false, writing nothing, on a CPU without AVX-512.
-bool softmax_backward_f32_avx512(const float* g, const float* p, float* out, int64_t n);
+/// log_softmax into out (which may be in): (x_j - max) - log Σ exp(x_k - max). Each output within
+/// (|x_j - max| + |out_j| + 2n + 16)·ε absolute of log_softmax in double. A line without a finite max
+/// (every element -inf, or one +inf) or with a NaN gives NaNs.
+void log_softmax_f32(const float* in, float* out, int64_t n);
 
-/// log_softmax of the contiguous f32 line in[0, n) into out (which may be in) with the bits of normalize.cpp's
-/// log_softmax_f32: (x - max) - log Σ exp_f32(x - max), Σ in its 8 lanes. Returns false, writing nothing,
-/// where that line must run instead: on a CPU without AVX-512, or when the line's max is not finite.
-bool log_softmax_f32_avx512(const float* in, float* out, int64_t n);
-
-/// The portable lines (normalize.cpp) that the ones above stand in for, and that run where they return false.
-void softmax_f32_portable(const float* in, float* out, int64_t n);
-void log_softmax_f32_portable(const float* in, float* out, int64_t n);
-void softmax_backward_f32_portable(const float* g, const float* p, float* out, int64_t n);
-
-/// softmax's gradient on a contiguous f32 line, on AVX-512 where the CPU has it, else the portable line.
+/// softmax's gradient p_j·(g_j - Σ g·p) from the upstream gradient g and the softmax p, into out (which may
+/// be g or p); Σ with fused multiply-adds where the target has them. Each output within
+/// (n + 4)·ε·|p_j|·(|g_j| + Σ|g·p|) + 2^-149 absolute. A fully masked line (p all 0) gives zeros.
 void softmax_backward_f32(const float* g, const float* p, float* out, int64_t n);
 
-// ---- layer-norm rows (layer_norm_row.cpp; the portable rows in core/normalize.cpp) ----
+/// log_softmax's gradient g_j - exp(ly_j)·Σ g from the upstream gradient g and the log_softmax ly, into out
+/// (which may be g or ly). Each output within (n + 4)·ε·(|g_j| + exp(ly_j)·Σ|g|) absolute; NaN where ly_j is.
+void log_softmax_backward_f32(const float* g, const float* ly, float* out, int64_t n);
 
-/// Layer norm of each row: x̂ = (x - mean)·rstd into xhat, mean and variance summed in double in sum8's 8
-/// lanes; x̂·w + b into y where y is non-null (w or b may then be null); each row's mean and rstd into mean[i]
-/// and rstd[i]. Returns false, writing nothing, on a CPU without AVX-512; else the bits of the portable rows.
-bool layer_norm_f32_avx512(const float* x, float* xhat, float* y, const float* w, const float* b, int64_t rows,
-                           int64_t n, double eps, float* mean, float* rstd);
+// ---- layer-norm rows (layer_norm.cpp) ----
+// `rows` contiguous rows of n f32, on Highway's best target for the CPU; L as above for f32, L/2 lanes of
+// f64. Bounds checked against double references in tests/core/layer_norm_row_test.cpp on every target.
 
-/// The gradient of each row, with g = dy·w (dy where w is null): dx = rstd·(g - mean(g) - x̂·mean(g·x̂)), the
-/// means in sum8's 8 f32 lanes; dy·x̂ added into dw[0, n) and dy into db[0, n) in double, row after row,
-/// where they are non-null. Returns false, writing nothing, on a CPU without AVX-512; else the portable bits.
-bool layer_norm_backward_f32_avx512(const float* dy, const float* xhat, const float* w, const float* rstd, float* dx,
-                                    double* dw, double* db, int64_t rows, int64_t n);
+/// Layer norm of each row: mean and variance in double (Σ x_j, then Σ (x_j - mean)² with fused
+/// multiply-adds where the target has them, element j into lane j mod L/2, the lanes added pairwise),
+/// rstd = 1/sqrt(var + eps); x̂ = (x - mean)·rstd in double rounded once to f32 into xhat; x̂·w + b
+/// (a rounded product, then a rounded sum: the bits of mul then add) into y where y is non-null (w or b may
+/// then be null); each row's mean and rstd rounded to f32 into mean[i] and rstd[i]. Against the same maths
+/// in double, with δ = (n + 8)·2^-53 and μ = 2^-52·Σ|x| (the double sums' errors), plus 2^-149 absolute:
+/// mean within ε·|mean| + μ, rstd within (ε + δ)·rstd, x̂ within (ε + δ)·|x̂| + rstd·μ.
+void layer_norm_f32(const float* x, float* xhat, float* y, const float* w, const float* b, int64_t rows, int64_t n,
+                    double eps, float* mean, float* rstd);
 
-/// The portable rows (normalize.cpp) that the ones above stand in for, and that run where they return false.
-void layer_norm_f32_portable(const float* x, float* xhat, float* y, const float* w, const float* b, int64_t rows,
-                             int64_t n, double eps, float* mean, float* rstd);
-void layer_norm_backward_f32_portable(const float* dy, const float* xhat, const float* w, const float* rstd, float* dx,
-                                      double* dw, double* db, int64_t rows, int64_t n);
+/// The gradient of each row, with g = dy·w (dy where w is null): dx = rstd·(g - mean(g) - x̂·mean(g·x̂)),
+/// the means summed in f32 (lane j mod L, fused multiply-adds where the target has them), within
+/// (n + 8)·ε·rstd·(|g_j| + mean|g| + |x̂_j|·mean|g·x̂|) + 2^-149 absolute where no f32 sum overflows. dy·x̂
+/// added into dw[0, n) and dy into db[0, n) in double, row after row, where they are non-null: each term is
+/// exact, so these are the bits of a plain double loop over the rows.
+void layer_norm_backward_f32(const float* dy, const float* xhat, const float* w, const float* rstd, float* dx,
+                             double* dw, double* db, int64_t rows, int64_t n);
 
 }  // namespace tg::cpu

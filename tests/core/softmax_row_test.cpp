@@ -1,10 +1,13 @@
-// The AVX-512 softmax and log_softmax lines against the portable ones, bit for bit, and masked_softmax against the
-// masked_fill + softmax it replaces in attention: every published result was computed by the portable lines
-// and the two ops, so these must not move a bit.
+// The softmax and log_softmax lines of the kernel room (core/cpu/softmax.cpp), forward and backward, on every
+// Highway target this CPU runs, against double references at the bounds kernels.h states: every length 0..70
+// (every tail) and a few long lines, with -inf (masked keys), fully masked lines, ±0, inf, NaN, subnormals.
+// And masked_softmax against the masked_fill + softmax it replaces in attention, bit for bit.
 #include <doctest/doctest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -12,6 +15,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "core/random.h"
+#include "hwy_targets.h"
 #include "reference.h"
 
 using namespace tg;
@@ -30,8 +34,8 @@ std::vector<float> line(std::mt19937& gen, int64_t n, bool specials) {
     v = normal(gen) * float(1 + gen() % 8);
     if (specials && pick < 10) v = odd[pick];
   }
-  if (specials && gen() % 7 == 0) x[gen() % n] = INFINITY;
-  if (specials && gen() % 9 == 0) x[gen() % n] = NAN;
+  if (specials && n && gen() % 7 == 0) x[gen() % n] = INFINITY;
+  if (specials && n && gen() % 9 == 0) x[gen() % n] = NAN;
   return x;
 }
 
@@ -41,64 +45,144 @@ bool same_bits(const Tensor& a, const Tensor& b) {
                           : test::same_bits(a.to_vector<double>(), b.to_vector<double>());
 }
 
-}  // namespace
+constexpr double kEps = 0x1p-24;  // kernels.h's ε
 
-TEST_CASE("the AVX-512 softmax lines give the portable lines' bits") {
-  std::vector<float> probe(1, 0.0f);
-  if (!cpu::softmax_f32_avx512(probe.data(), probe.data(), 1)) {
-    MESSAGE("no AVX-512 on this CPU: the portable lines run, nothing to compare");
-    return;
-  }
-  std::mt19937 gen(3);
-  for (int64_t n = 1; n <= 200; ++n)
-    for (int round = 0; round < 20; ++round) {
-      CAPTURE(n);
-      CAPTURE(round);
-      const std::vector<float> x = line(gen, n, round % 2 == 1), g = line(gen, n, false);
-      std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n), 9.0f);
-      cpu::softmax_f32_portable(x.data(), want.data(), n);
-      if (!cpu::softmax_f32_avx512(x.data(), got.data(), n)) {  // max -inf: the portable line's zeros run
-        CHECK(std::all_of(x.begin(), x.end(), [](float v) { return v == -INFINITY || std::isnan(v); }));
-        continue;
-      }
-      CHECK(same_bits(want, got));
-      std::vector<float> dwant(static_cast<size_t>(n)), dgot(static_cast<size_t>(n));
-      cpu::softmax_backward_f32_portable(g.data(), want.data(), dwant.data(), n);
-      REQUIRE(cpu::softmax_backward_f32_avx512(g.data(), want.data(), dgot.data(), n));
-      CHECK(same_bits(dwant, dgot));
-    }
-  // In place, as masked_softmax runs it.
-  std::vector<float> x = line(gen, 37, true), want(37);
-  x[0] = 1.0f;
-  cpu::softmax_f32_portable(x.data(), want.data(), 37);
-  REQUIRE(cpu::softmax_f32_avx512(x.data(), x.data(), 37));
-  CHECK(same_bits(want, x));
+// Every length 0..70 (each tail length of every target) and a few long lines.
+std::vector<int64_t> lengths() {
+  std::vector<int64_t> n;
+  for (int64_t k = 0; k <= 70; ++k) n.push_back(k);
+  for (int64_t k : {127, 128, 129, 1000, 5000}) n.push_back(k);
+  return n;
 }
 
-TEST_CASE("the AVX-512 log_softmax line gives the portable line's bits, also in place") {
-  std::vector<float> probe(1, 0.0f);
-  if (!cpu::log_softmax_f32_avx512(probe.data(), probe.data(), 1)) {
-    MESSAGE("no AVX-512 on this CPU: the portable line runs, nothing to compare");
+// A line's max in double (NaNs passed over), whether it holds a NaN, and Σ exp(x - max).
+struct Stats {
+  double m = -INFINITY;
+  bool nan = false;
+  double z = 0;
+};
+Stats stats(const std::vector<float>& x) {
+  Stats st;
+  for (float v : x) st.m = std::isnan(v) ? st.m : std::max(st.m, double(v)), st.nan = st.nan || std::isnan(v);
+  for (float v : x) st.z += std::exp(double(v) - st.m);
+  return st;
+}
+
+// kernel(x, out, n) run in place gives the bits it gave into `out` (as masked_softmax runs softmax_f32).
+template <class Kernel>
+void check_in_place(Kernel kernel, std::vector<float> x, const std::vector<float>& out) {
+  kernel(x.data(), x.data(), int64_t(x.size()));
+  CHECK(test::same_bits(x, out));
+}
+
+// got within tol of want, or both NaN, or equal (infinities).
+void check_near(double got, double want, double tol) {
+  CAPTURE(got);
+  CAPTURE(want);
+  CAPTURE(tol);
+  if (std::isnan(want) || std::isnan(got) || want == got) {
+    CHECK(std::isnan(got) == std::isnan(want));
+    CHECK((std::isnan(want) || got == want || std::abs(got - want) <= tol));
     return;
   }
-  std::mt19937 gen(5);
-  for (int64_t n = 1; n <= 200; ++n)
-    for (int round = 0; round < 20; ++round) {
-      CAPTURE(n);
-      CAPTURE(round);
-      std::vector<float> x = line(gen, n, round % 2 == 1), want(static_cast<size_t>(n)), got(want.size(), 9.0f);
-      cpu::log_softmax_f32_portable(x.data(), want.data(), n);
-      if (!cpu::log_softmax_f32_avx512(x.data(), got.data(), n)) {  // max ±inf or all NaN: the portable line
-        const bool finite_max = std::any_of(x.begin(), x.end(), [](float v) { return std::isfinite(v); }) &&
-                                std::count(x.begin(), x.end(), INFINITY) == 0;
-        CHECK_FALSE(finite_max);
-        CHECK(got == std::vector<float>(want.size(), 9.0f));  // nothing written
-        continue;
+  CHECK(std::abs(got - want) <= tol);
+}
+
+}  // namespace
+
+TEST_CASE("softmax_f32 and softmax_backward_f32 keep kernels.h's bounds on every target") {
+  for_each_target([] {
+    std::mt19937 gen(3);
+    for (int64_t n : lengths())
+      for (int round = 0; round < (n > 70 ? 4 : 16); ++round) {
+        CAPTURE(n);
+        CAPTURE(round);
+        const std::vector<float> x = line(gen, n, round % 2 == 1), g = line(gen, n, false);
+        std::vector<float> p(x.size(), 9.0f);
+        cpu::softmax_f32(x.data(), p.data(), n);
+        const auto [m, nan, z] = stats(x);
+        for (int64_t j = 0; j < n; ++j) {
+          CAPTURE(j);
+          if (nan || m == INFINITY) CHECK(std::isnan(p[j]));  // inf - inf
+          else if (m == -INFINITY) CHECK(std::bit_cast<uint32_t>(p[j]) == 0u);  // fully masked: +0
+          else {
+            const double want = std::exp(double(x[j]) - m) / z;
+            check_near(p[j], want, want * (std::abs(double(x[j]) - m) + double(n) + 8) * kEps + 0x1p-149);
+          }
+        }
+        check_in_place(cpu::softmax_f32, x, p);
+        // The gradient at that p, against p·(g - Σ g·p) in double from the same f32 p.
+        std::vector<float> dx(x.size(), 9.0f);
+        cpu::softmax_backward_f32(g.data(), p.data(), dx.data(), n);
+        double dot = 0, dot_abs = 0;
+        for (int64_t j = 0; j < n; ++j) dot += double(g[j]) * p[j], dot_abs += std::abs(double(g[j]) * p[j]);
+        for (int64_t j = 0; j < n; ++j) {
+          CAPTURE(j);
+          const double want = double(p[j]) * (double(g[j]) - dot);
+          check_near(dx[j], want,
+                     (double(n) + 4) * kEps * std::abs(double(p[j])) * (std::abs(double(g[j])) + dot_abs) + 0x1p-149);
+        }
+        if (m == -INFINITY && !nan)
+          for (float v : dx) CHECK(v == 0.0f);  // a fully masked line's gradient: zeros, not NaN
       }
-      CHECK(same_bits(want, got));
-      REQUIRE(cpu::log_softmax_f32_avx512(x.data(), x.data(), n));
-      CHECK(same_bits(want, x));
-    }
+  });
+}
+
+TEST_CASE("masked_softmax_f32 gives the bits of the filled line's softmax_f32 on every target") {
+  for_each_target([] {
+    std::mt19937 gen(4);
+    for (int64_t n : lengths())
+      for (int round = 0; round < (n > 70 ? 2 : 8); ++round) {
+        CAPTURE(n);
+        CAPTURE(round);
+        const std::vector<float> x = line(gen, n, round % 2 == 1);
+        std::unique_ptr<bool[]> blocked(new bool[size_t(n) + 1]);
+        std::vector<float> filled = x;
+        for (int64_t j = 0; j < n; ++j) {
+          blocked[j] = round == 6 || gen() % 3 == 0;  // round 6: every key blocked
+          if (blocked[j]) filled[j] = -INFINITY;
+        }
+        std::vector<float> want(x.size()), got(x.size(), 9.0f);
+        cpu::softmax_f32(filled.data(), want.data(), n);
+        cpu::masked_softmax_f32(x.data(), blocked.get(), got.data(), n);
+        CHECK(same_bits(want, got));
+        if (round == 6) CHECK(std::all_of(got.begin(), got.end(), [](float v) { return v == 0.0f; }));
+      }
+  });
+}
+
+TEST_CASE("log_softmax_f32 and log_softmax_backward_f32 keep kernels.h's bounds on every target") {
+  for_each_target([] {
+    std::mt19937 gen(5);
+    for (int64_t n : lengths())
+      for (int round = 0; round < (n > 70 ? 4 : 16); ++round) {
+        CAPTURE(n);
+        CAPTURE(round);
+        const std::vector<float> x = line(gen, n, round % 2 == 1), g = line(gen, n, false);
+        std::vector<float> ly(x.size(), 9.0f);
+        cpu::log_softmax_f32(x.data(), ly.data(), n);
+        const auto [m, nan, z] = stats(x);
+        for (int64_t j = 0; j < n; ++j) {
+          CAPTURE(j);
+          if (nan || !std::isfinite(m)) {
+            CHECK(std::isnan(ly[j]));  // today's convention: no finite max, or a NaN, gives NaNs
+          } else {
+            const double want = double(x[j]) - m - std::log(z);
+            check_near(ly[j], want, (std::abs(double(x[j]) - m) + std::abs(want) + 2.0 * double(n) + 16) * kEps);
+          }
+        }
+        check_in_place(cpu::log_softmax_f32, x, ly);
+        std::vector<float> dx(x.size(), 9.0f);
+        cpu::log_softmax_backward_f32(g.data(), ly.data(), dx.data(), n);
+        double total = 0, total_abs = 0;
+        for (float v : g) total += v, total_abs += std::abs(double(v));
+        for (int64_t j = 0; j < n; ++j) {
+          CAPTURE(j);
+          const double e = std::exp(double(ly[j]));
+          check_near(dx[j], double(g[j]) - e * total, (double(n) + 4) * kEps * (std::abs(double(g[j])) + e * total_abs));
+        }
+      }
+  });
 }
 
 TEST_CASE("masked_softmax gives the bits of masked_fill(-inf) then softmax, in f32 and f64") {
