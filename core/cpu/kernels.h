@@ -110,4 +110,22 @@ void layer_norm_f32_portable(const float* x, float* xhat, float* y, const float*
 void layer_norm_backward_f32_portable(const float* dy, const float* xhat, const float* w, const float* rstd, float* dx,
                                       double* dw, double* db, int64_t rows, int64_t n);
 
+// ---- packed masks (mask.cpp): f32 and f64, one bit per element, 64 to a word, element i at bit i % 64 of
+// word i / 64; the words of an n-element line are words[0, (n + 63) / 64), and bits at n and past are 0.
+// Exact: each lane does the scalar definition's one IEEE operation, so every target gives its bits.
+
+/// out[i] = x[i]·(bit i ? scale : +0) for i in [0, n): dropout's forward (a NaN or inf in x stays NaN).
+void mask_multiply(const uint64_t* bits, const float* x, float scale, float* out, int64_t n);
+void mask_multiply(const uint64_t* bits, const double* x, double scale, double* out, int64_t n);
+/// out[i] = bit i ? x[i]·scale : +0 for i in [0, n): masked_scale (dropout's and relu's gradient).
+void mask_select(const uint64_t* bits, const float* x, float scale, float* out, int64_t n);
+void mask_select(const uint64_t* bits, const double* x, double scale, double* out, int64_t n);
+/// dropout(relu(x)): out[i] = r·(bit i ? scale : +0) with r = !(x[i] <= 0) ? x[i] : +0 (relu keeps a NaN),
+/// and bit i cleared where r > 0 is false.
+void relu_mask_multiply(uint64_t* bits, const float* x, float scale, float* out, int64_t n);
+void relu_mask_multiply(uint64_t* bits, const double* x, double scale, double* out, int64_t n);
+/// Bit i of the (n + 63) / 64 words = x[i] > 0 (false for NaN); the bits past n are 0.
+void pack_positive(const float* x, uint64_t* words, int64_t n);
+void pack_positive(const double* x, uint64_t* words, int64_t n);
+
 }  // namespace tg::cpu
