@@ -128,4 +128,11 @@ void relu_mask_multiply(uint64_t* bits, const double* x, double scale, double* o
 void pack_positive(const float* x, uint64_t* words, int64_t n);
 void pack_positive(const double* x, uint64_t* words, int64_t n);
 
+// ---- random lanes (xoshiro.cpp) ----
+
+/// Eight xoshiro256** streams (Generator::next()'s, state word q of stream l in lanes[q][l]) each draw
+/// 64·words numbers: bit j of out[l·words + w] = (draw 64·w + j of stream l) < threshold. The streams are
+/// left in their final states. Exact: the bits of Generator::next() on every target.
+void xoshiro_bits_below8(uint64_t (&lanes)[4][8], uint64_t threshold, uint64_t* out, int64_t words);
+
 }  // namespace tg::cpu
