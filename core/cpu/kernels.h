@@ -135,4 +135,18 @@ void pack_positive(const double* x, uint64_t* words, int64_t n);
 /// left in their final states. Exact: the bits of Generator::next() on every target.
 void xoshiro_bits_below8(uint64_t (&lanes)[4][8], uint64_t threshold, uint64_t* out, int64_t words);
 
+// ---- Adam (adam.cpp) ----
+
+/// The scalars of one Adam or AdamW step of a parameter, as torch 1.13's _single_tensor_adam(w) uses them:
+/// step_size = lr / (1 − β1ᵗ), sqrt_bias_correction2 = √(1 − β2ᵗ); decoupled for AdamW.
+struct AdamScalars {
+  double beta1, beta2, lr, weight_decay, eps, step_size, sqrt_bias_correction2;
+  bool decoupled, amsgrad;
+};
+
+/// One f32 Adam step of elements [0, n) of a parameter p with gradient g, moments m and v, and (amsgrad
+/// only; else null) v_max. Exact: the bits of optim/adam.cpp's scalar definition on every target (its f32
+/// and f64 operations in its order, no fused multiply-add).
+void adam_f32(float* p, const float* g, float* m, float* v, float* v_max, int64_t n, const AdamScalars& a);
+
 }  // namespace tg::cpu
