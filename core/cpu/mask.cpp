@@ -94,27 +94,31 @@ void ReluMaskMultiply(uint64_t* bits, const T* x, T scale, T* out, int64_t n) {
   });
 }
 
+// Bit j = x[j] > 0 for j in [0, count), count <= 64; the lanes of a last partial vector come from a copy.
+template <class D, class T>
+HWY_INLINE uint64_t PositiveBits(D d, const T* x, int64_t count) {
+  const int64_t N = int64_t(hn::Lanes(d));
+  uint64_t word = 0;
+  for (int64_t j = 0; j < count; j += N) {
+    auto v = hn::Zero(d);
+    if (j + N <= count) {
+      v = hn::LoadU(d, x + j);
+    } else {  // its lanes past count are 0, not > 0
+      HWY_ALIGN T buf[hn::MaxLanes(D())] = {};
+      std::memcpy(buf, x + j, size_t(count - j) * sizeof(T));
+      v = hn::Load(d, buf);
+    }
+    word |= WordOf(d, hn::Gt(v, hn::Zero(d))) << j;
+  }
+  return word;
+}
+
 template <class T>
 void PackPositive(const T* x, uint64_t* words, int64_t n) {
   const hn::ScalableTag<T> d;
-  const int64_t N = int64_t(hn::Lanes(d));
-  const auto zero = hn::Zero(d);
-  for (int64_t k = 0; k * 64 < n; ++k) {
-    uint64_t word = 0;
-    for (int64_t j = 0; j < 64 && k * 64 + j < n; j += N) {
-      const int64_t at = k * 64 + j;
-      auto v = zero;
-      if (at + N <= n) {
-        v = hn::LoadU(d, x + at);
-      } else {  // the last partial vector, from a copy; its lanes past n are 0, not > 0
-        HWY_ALIGN T buf[hn::MaxLanes(decltype(d)())] = {};
-        std::memcpy(buf, x + at, size_t(n - at) * sizeof(T));
-        v = hn::Load(d, buf);
-      }
-      word |= WordOf(d, hn::Gt(v, zero)) << j;
-    }
-    words[k] = word;
-  }
+  int64_t k = 0;
+  for (; (k + 1) * 64 <= n; ++k) words[k] = PositiveBits(d, x + k * 64, 64);
+  if (k * 64 < n) words[k] = PositiveBits(d, x + k * 64, n - k * 64);
 }
 
 void MaskMultiplyF32(const uint64_t* b, const float* x, float s, float* o, int64_t n) { MaskMultiply(b, x, s, o, n); }
