@@ -49,8 +49,8 @@ HWY_INLINE hn::Vec<D> LoadPlain(D d, const T* p) {
   return v;
 }
 
-// out[i, i + N) = f(i, x[i, i + N), N) over [0, n): whole vectors in place, then the last `left` < N elements
-// through a zero-filled copy (f sees `left` as its count of valid lanes).
+// out[i, i + N) = f(i, x[i, i + N), valid) over [0, n): whole vectors in place (valid = N), then the last
+// n - i < N elements through a zero-filled copy (valid = n - i).
 template <class D, class T, class F>
 HWY_INLINE void MapLanes(D d, const T* x, T* out, int64_t n, F f) {
   const int64_t N = int64_t(hn::Lanes(d));
