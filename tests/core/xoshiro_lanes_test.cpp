@@ -3,6 +3,7 @@
 // Generator::bits_below, which runs them in its blocks, against next() one draw at a time.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <random>
 #include <vector>
