@@ -3,16 +3,14 @@
 // dropout masks draw millions of numbers per epoch, and its state refills cost a tenth of a training step.)
 #include "core/random.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <iterator>
 #include <numbers>
 #include <sstream>
 
+#include "core/cpu/kernels.h"
 #include "core/error.h"
 #include "core/kernel_util.h"
 
@@ -79,74 +77,12 @@ void jump(uint64_t s[4], const uint64_t (&poly)[4]) {
   std::copy(acc, acc + 4, s);
 }
 
-// 8 streams side by side in one vector each of s0..s3 (GCC vector extensions: AVX-512 registers in that
-// build, quads of SSE registers in the default one; the same integer operations, so the same bits).
-// Lane l writes `words` words from out + l·words and leaves its final state in lanes[q][l]. No AVX2 clone:
-// without 64-bit vector multiplies and rotates it drew at 2.7 ns, slower than one at a time (1.7 ns); the
-// default build runs at about the speed of one at a time (measured on an AVX-512 Xeon); draw_lanes_avx2
-// below is the AVX2 path.
-using Lanes8 = uint64_t __attribute__((vector_size(64)));
-[[gnu::target_clones("avx512f", "default")]] void draw_lanes(uint64_t (&lanes)[4][8], uint64_t threshold,
-                                                             uint64_t* out, int64_t words) {
-  Lanes8 s0, s1, s2, s3;
-  std::memcpy(&s0, lanes[0], 64), std::memcpy(&s1, lanes[1], 64);
-  std::memcpy(&s2, lanes[2], 64), std::memcpy(&s3, lanes[3], 64);
-  const Lanes8 th = Lanes8{} + threshold;
-  for (int64_t w = 0; w < words; ++w) {
-    Lanes8 acc = {};
-    for (int j = 0; j < 64; ++j) {
-      const Lanes8 a = s1 * 5, r = ((a << 7) | (a >> 57)) * 9, t = s1 << 17;  // next()'s output
-      s2 ^= s0, s3 ^= s1, s1 ^= s2, s0 ^= s3, s2 ^= t, s3 = (s3 << 45) | (s3 >> 19);
-      acc |= (Lanes8(r < th) & 1) << j;
-    }
-    for (int l = 0; l < 8; ++l) out[l * words + w] = acc[l];
-  }
-  std::memcpy(lanes[0], &s0, 64), std::memcpy(lanes[1], &s1, 64);
-  std::memcpy(lanes[2], &s2, 64), std::memcpy(lanes[3], &s3, 64);
-}
-
-template <int K>
-[[gnu::target("avx2")]] inline __m256i rotl4(__m256i x) {
-  return _mm256_or_si256(_mm256_slli_epi64(x, K), _mm256_srli_epi64(x, 64 - K));
-}
-
-// draw_lanes on AVX2, as two halves of 4 lanes, with what AVX2 has: the multiplies by 5 and 9 as shifts and
-// adds, the unsigned r < threshold as a signed compare with both sign bits flipped, and each draw's bit
-// or-ed in through a lane mask that doubles each step. The same bits as draw_lanes. On an AMD EPYC (Zen 3):
-// 0.55 ns a draw, against 1.75 for the default build of draw_lanes and 3.6 for its AVX2 build.
-[[gnu::target("avx2")]] void draw_lanes_avx2(uint64_t (&lanes)[4][8], uint64_t threshold, uint64_t* out,
-                                             int64_t words) {
-  const __m256i sign = _mm256_set1_epi64x(INT64_MIN);
-  const __m256i th = _mm256_xor_si256(_mm256_set1_epi64x(int64_t(threshold)), sign);
-  for (int h = 0; h < 8; h += 4) {
-    __m256i s[4];
-    for (int q = 0; q < 4; ++q) s[q] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes[q] + h));
-    for (int64_t w = 0; w < words; ++w) {
-      __m256i acc = _mm256_setzero_si256(), bit = _mm256_set1_epi64x(1);
-      for (int j = 0; j < 64; ++j) {
-        const __m256i a = rotl4<7>(_mm256_add_epi64(_mm256_slli_epi64(s[1], 2), s[1]));  // rotl(s1·5, 7)
-        const __m256i r = _mm256_add_epi64(_mm256_slli_epi64(a, 3), a), t = _mm256_slli_epi64(s[1], 17);  // ·9
-        s[2] = _mm256_xor_si256(s[2], s[0]), s[3] = _mm256_xor_si256(s[3], s[1]);
-        s[1] = _mm256_xor_si256(s[1], s[2]), s[0] = _mm256_xor_si256(s[0], s[3]);
-        s[2] = _mm256_xor_si256(s[2], t), s[3] = rotl4<45>(s[3]);
-        const __m256i below = _mm256_cmpgt_epi64(th, _mm256_xor_si256(r, sign));
-        acc = _mm256_or_si256(acc, _mm256_and_si256(below, bit));
-        bit = _mm256_add_epi64(bit, bit);
-      }
-      alignas(32) uint64_t words4[4];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(words4), acc);
-      for (int l = 0; l < 4; ++l) out[(h + l) * words + w] = words4[l];
-    }
-    for (int q = 0; q < 4; ++q) _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes[q] + h), s[q]);
-  }
-}
-
 }  // namespace
 
 // Blocks of 8·C draws, C the largest tabulated jump that fits, run as 8 lanes C draws apart: lane l starts
-// l jumps after the current state, and lane 7 ends where the block ends. Dropout's masks were 11 % of a
-// sentiment epoch drawn one at a time (about 1.8 ns per draw; the lanes: 0.5-0.7 ns with the jumps).
-// What no block covers is drawn one at a time.
+// l jumps after the current state, and lane 7 ends where the block ends: dropout's masks draw millions a
+// step, and the lanes run side by side in vectors (cpu::xoshiro_bits_below8). What no block covers is drawn
+// one at a time.
 void Generator::bits_below(uint64_t threshold, uint64_t* words, int64_t n) {
   int64_t done = 0;  // a multiple of 64 until the tail
   for (int k = kJumps - 1; k >= 0; --k) {
@@ -157,10 +93,7 @@ void Generator::bits_below(uint64_t threshold, uint64_t* words, int64_t n) {
         for (int q = 0; q < 4; ++q) lanes[q][l] = s[q];
         if (l < 7) jump(s, kJump[k]);
       }
-      if (!__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2"))
-        draw_lanes_avx2(lanes, threshold, words + done / 64, c / 64);
-      else
-        draw_lanes(lanes, threshold, words + done / 64, c / 64);
+      cpu::xoshiro_bits_below8(lanes, threshold, words + done / 64, c / 64);
       for (int q = 0; q < 4; ++q) s_[q] = lanes[q][7];
       done += 8 * c;
     }

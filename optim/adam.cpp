@@ -36,12 +36,6 @@ Adam::Adam(std::string name, std::vector<ParamGroup> groups, const AdamOptions& 
 
 namespace {
 
-// The scalars of one parameter's update.
-struct AdamScalars {
-  double beta1, beta2, lr, weight_decay, eps, step_size, sqrt_bias_correction2;
-  bool decoupled, amsgrad;
-};
-
 // The update of elements [lo, hi) of one parameter, doing what torch's op-by-op update does, element by
 // element with the same roundings (a scalar operand of a tensor op is first rounded to T, an in-place update
 // with a double factor runs in double): the same values as six tensor ops, without their passes and two
@@ -51,7 +45,7 @@ struct AdamScalars {
 // fused multiply-add with alpha in f32.
 template <int decay, bool amsgrad, class T>  // decay: 0 none, 1 L2 (Adam), 2 decoupled (AdamW)
 [[gnu::always_inline]] inline void adam_range(T* p, const T* g, T* m, T* v, T* v_max, int64_t lo, int64_t hi,
-                                              const AdamScalars& a) {
+                                              const cpu::AdamScalars& a) {
   const T b1 = T(a.beta1), b2 = T(a.beta2), shrink = T(1 - a.lr * a.weight_decay), sbc2 = T(a.sqrt_bias_correction2),
           eps = T(a.eps);
   const double wd = a.weight_decay, c1 = 1 - a.beta1, c2 = 1 - a.beta2, neg_step = -a.step_size;
@@ -68,32 +62,19 @@ template <int decay, bool amsgrad, class T>  // decay: 0 none, 1 L2 (Adam), 2 de
   }
 }
 
-// f32 without amsgrad (every model here) also in AVX-512 and AVX2 clones: its double arithmetic and divisions
-// on 8 or 4 lanes instead of SSE's 2 (the update was 9 % of a bench_step S step, perf). The same bits on every
-// path: each element gets the same IEEE operations (no fma under -ffp-contract=off, no reduction to reorder).
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void adam_range_f32(int decay, float* p, const float* g,
-                                                                                   float* m, float* v, int64_t lo,
-                                                                                   int64_t hi, const AdamScalars& a) {
-  if (decay == 2) adam_range<2, false, float>(p, g, m, v, nullptr, lo, hi, a);
-  else if (decay == 1) adam_range<1, false, float>(p, g, m, v, nullptr, lo, hi, a);
-  else adam_range<0, false, float>(p, g, m, v, nullptr, lo, hi, a);
+// f32 runs these operations on vectors in the kernel room (cpu::adam_f32, with the same bits).
+void adam_update(float* p, const float* g, float* m, float* v, float* v_max, int64_t n, const cpu::AdamScalars& a) {
+  cpu::parallel_for(n, cpu::kGrainElements / 4, [=, &a](int64_t lo, int64_t hi) {
+    cpu::adam_f32(p + lo, g + lo, m + lo, v + lo, v_max ? v_max + lo : nullptr, hi - lo, a);
+  });
 }
 
-template <class T>
-void adam_update(T* p, const T* g, T* m, T* v, T* v_max, int64_t n, const AdamScalars& a) {
+void adam_update(double* p, const double* g, double* m, double* v, double* v_max, int64_t n,
+                 const cpu::AdamScalars& a) {
   const int decay = a.decoupled ? 2 : a.weight_decay != 0 ? 1 : 0;
-  // Chosen at this level, where the f32 call depends on T: inside the lambdas below it would not depend on
-  // their own parameters, and clang checks it (and refuses it) for T = double too.
-  if constexpr (std::is_same_v<T, float>) {
-    if (!a.amsgrad) {
-      cpu::parallel_for(n, cpu::kGrainElements / 4,
-                   [=, &a](int64_t lo, int64_t hi) { adam_range_f32(decay, p, g, m, v, lo, hi, a); });
-      return;
-    }
-  }
   auto run = [&](auto decay_c, auto amsgrad) {
     cpu::parallel_for(n, cpu::kGrainElements / 4, [=, &a](int64_t lo, int64_t hi) {
-      adam_range<decltype(decay_c)::value, amsgrad>(p, g, m, v, v_max, lo, hi, a);
+      adam_range<decltype(decay_c)::value, amsgrad, double>(p, g, m, v, v_max, lo, hi, a);
     });
   };
   auto with_decay = [&](auto amsgrad) {
@@ -122,7 +103,7 @@ void Adam::step() {
     const double t = double(++steps_[i]);
     const double bias_correction1 = 1 - std::pow(beta1, t), bias_correction2 = 1 - std::pow(beta2, t);
     // lr / (1 − β1ᵗ): m̂ = m / (1 − β1ᵗ) folded into the step size.
-    const AdamScalars a{beta1, beta2, lr, wd, options_.eps, lr / bias_correction1, std::sqrt(bias_correction2),
+    const cpu::AdamScalars a{beta1, beta2, lr, wd, options_.eps, lr / bias_correction1, std::sqrt(bias_correction2),
                         decoupled_, options_.amsgrad};
     // The state is created contiguous; a strided parameter (a view) is updated through a contiguous copy.
     Tensor pc = p.contiguous(), gc = g.contiguous();

@@ -114,4 +114,43 @@ void layer_norm_f32(const float* x, float* xhat, float* y, const float* w, const
 void layer_norm_backward_f32(const float* dy, const float* xhat, const float* w, const float* rstd, float* dx,
                              double* dw, double* db, int64_t rows, int64_t n);
 
+// ---- packed masks (mask.cpp): f32 and f64, one bit per element, 64 to a word, element i at bit i % 64 of
+// word i / 64; the words of an n-element line are words[0, (n + 63) / 64), and bits at n and past are 0.
+// Exact: each lane does the scalar definition's one IEEE operation, so every target gives its bits.
+
+/// out[i] = x[i]·(bit i ? scale : +0) for i in [0, n): dropout's forward (a NaN or inf in x stays NaN).
+void mask_multiply(const uint64_t* bits, const float* x, float scale, float* out, int64_t n);
+void mask_multiply(const uint64_t* bits, const double* x, double scale, double* out, int64_t n);
+/// out[i] = bit i ? x[i]·scale : +0 for i in [0, n): masked_scale (dropout's and relu's gradient).
+void mask_select(const uint64_t* bits, const float* x, float scale, float* out, int64_t n);
+void mask_select(const uint64_t* bits, const double* x, double scale, double* out, int64_t n);
+/// dropout(relu(x)): out[i] = r·(bit i ? scale : +0) with r = !(x[i] <= 0) ? x[i] : +0 (relu keeps a NaN),
+/// and bit i cleared where r > 0 is false.
+void relu_mask_multiply(uint64_t* bits, const float* x, float scale, float* out, int64_t n);
+void relu_mask_multiply(uint64_t* bits, const double* x, double scale, double* out, int64_t n);
+/// Bit i of the (n + 63) / 64 words = x[i] > 0 (false for NaN); the bits past n are 0.
+void pack_positive(const float* x, uint64_t* words, int64_t n);
+void pack_positive(const double* x, uint64_t* words, int64_t n);
+
+// ---- random lanes (xoshiro.cpp) ----
+
+/// Eight xoshiro256** streams (Generator::next()'s, state word q of stream l in lanes[q][l]) each draw
+/// 64·words numbers: bit j of out[l·words + w] = (draw 64·w + j of stream l) < threshold. The streams are
+/// left in their final states. Exact: the bits of Generator::next() on every target.
+void xoshiro_bits_below8(uint64_t (&lanes)[4][8], uint64_t threshold, uint64_t* out, int64_t words);
+
+// ---- Adam (adam.cpp) ----
+
+/// The scalars of one Adam or AdamW step of a parameter, as torch 1.13's _single_tensor_adam(w) uses them:
+/// step_size = lr / (1 − β1ᵗ), sqrt_bias_correction2 = √(1 − β2ᵗ); decoupled for AdamW.
+struct AdamScalars {
+  double beta1, beta2, lr, weight_decay, eps, step_size, sqrt_bias_correction2;
+  bool decoupled, amsgrad;
+};
+
+/// One f32 Adam step of elements [0, n) of a parameter p with gradient g, moments m and v, and (amsgrad
+/// only; else null) v_max. Exact: the bits of optim/adam.cpp's scalar definition on every target (its f32
+/// and f64 operations in its order, no fused multiply-add).
+void adam_f32(float* p, const float* g, float* m, float* v, float* v_max, int64_t n, const AdamScalars& a);
+
 }  // namespace tg::cpu
