@@ -71,6 +71,8 @@ Tensor tanh(const Tensor& x);
 Tensor erf(const Tensor& x);
 /// 1 / (1 + exp(-x)), computed without overflow for large |x|; f32 within 3 ulp (cpu::sigmoid_f32).
 Tensor sigmoid(const Tensor& x);
+/// x·σ(x) (SiLU, Elfwing et al. 2017; PyTorch's silu); f32 within 4 ulp; silu(-inf) = NaN, as PyTorch's.
+Tensor silu(const Tensor& x);
 /// max(x, 0); NaN stays NaN, as in PyTorch.
 Tensor relu(const Tensor& x);
 /// Packed masks (core/mask.cpp): bit i of word i/64 stands for element i in row-major order, (n+63)/64 i64s.

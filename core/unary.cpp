@@ -1,5 +1,5 @@
-// Unary elementwise ops (neg, exp, tanh, gelu, ...), and all_finite: the array side. f32 exp, tanh, sigmoid
-// and gelu run the kernel room's lines (core/cpu/kernels.h) over threaded chunks; the other ops, and every
+// Unary elementwise ops (neg, exp, tanh, gelu, ...), and all_finite: the array side. f32 exp, tanh, sigmoid,
+// silu and gelu run the kernel room's lines (core/cpu/kernels.h) over threaded chunks; the other ops, and every
 // op in f64, are portable scalar C++ here: a flat, threaded loop the compiler vectorises for contiguous inputs,
 // the strided visit for other layouts.
 #include <bit>
@@ -109,6 +109,16 @@ Tensor sigmoid(const Tensor& x) {
     if (v >= 0) return T(1) / (T(1) + std::exp(-v));
     T e = std::exp(v);
     return e / (T(1) + e);
+  });
+}
+
+// x·σ(x), with σ as sigmoid's.
+Tensor silu(const Tensor& x) {
+  if (x.dtype() == f32) return map_f32(x, "silu", cpu::silu_f32);
+  return unary_float(x, "silu", [](auto v) {
+    using T = decltype(v);
+    const T e = std::exp(-std::abs(v));
+    return v * (v >= 0 ? T(1) : e) / (T(1) + e);
   });
 }
 

@@ -120,6 +120,9 @@ void exp_f32(const float* x, float* y, int64_t n);
 void tanh_f32(const float* x, float* y, int64_t n);
 /// y = σ(x) = 1/(1 + e^-x), as 1/(1 + e) or e/(1 + e) with e = e^-|x| by x's sign: within 3 ulp, both tails.
 void sigmoid_f32(const float* x, float* y, int64_t n);
+/// y = silu(x) = x·σ(x) (PyTorch's silu): σ as sigmoid_f32, then one product; within 4 ulp, or |x| denormal
+/// steps where σ(x) is denormal (x < -87.3; PyTorch's f32 silu gives -0 below -88.7). silu(-inf) = NaN.
+void silu_f32(const float* x, float* y, int64_t n);
 /// y = gelu(x) = x·Φ(x), our normal-tail polynomial (cpu/unary.cpp, tools/fit_gelu.py): within 8 ulp, the left
 /// tail and its denormals included (PyTorch's f32 erf form cancels to 0 below -5.7); gelu(-inf) = NaN, as
 /// PyTorch's; ±0, inf and NaN kept.

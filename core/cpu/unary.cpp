@@ -1,4 +1,4 @@
-// The f32 unary kernels (exp, tanh, sigmoid, both gelus, gelu's gradient), written once in Highway ops
+// The f32 unary kernels (exp, tanh, sigmoid, silu, both gelus, gelu's gradient), written once in Highway ops
 // and built for every target (AVX-512, AVX2, SSE4, scalar on x86; NEON, SVE on ARM), the best chosen at run
 // time. exp and tanh are hwy/contrib/math's; exact gelu is our own polynomial (Highway 1.0.3 has no erf),
 // whose constants tools/fit_gelu.py computes. Accuracies are stated in kernels.h and tested over every
@@ -38,6 +38,9 @@ HWY_INLINE VF Sigmoid(DF d, VF x) {
   return hn::Div(num, hn::Add(hn::Set(d, 1.0f), e));
 }
 void SigmoidF32(const float* x, float* y, int64_t n) { Map(DF(), x, y, n, [](DF d, VF v) { return Sigmoid(d, v); }); }
+void SiluF32(const float* x, float* y, int64_t n) {
+  Map(DF(), x, y, n, [](DF d, VF v) { return hn::Mul(v, Sigmoid(d, v)); });
+}
 
 // gelu's tanh form as x/(1 + e^(-2u)), u = √(2/π)(x + 0.044715x³): 0.5x(1 + tanh u) cancels to 0 in f32 below
 // x ≈ -4.5, this keeps the left tail's relative accuracy.
@@ -126,12 +129,14 @@ namespace tg::cpu {
 HWY_EXPORT(ExpF32);
 HWY_EXPORT(TanhF32);
 HWY_EXPORT(SigmoidF32);
+HWY_EXPORT(SiluF32);
 HWY_EXPORT(GeluF32);
 HWY_EXPORT(GeluTanhF32);
 HWY_EXPORT(GeluBackwardF32);
 void exp_f32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(ExpF32)(x, y, n); }
 void tanh_f32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(TanhF32)(x, y, n); }
 void sigmoid_f32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(SigmoidF32)(x, y, n); }
+void silu_f32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(SiluF32)(x, y, n); }
 void gelu_f32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(GeluF32)(x, y, n); }
 void gelu_tanh_f32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(GeluTanhF32)(x, y, n); }
 void gelu_backward_f32(const float* dy, const float* x, float* dx, int64_t n) {

@@ -50,6 +50,9 @@ const Kernel kKernels[] = {
     {"exp", cpu::exp_f32, [](double x) { return std::exp(x); }, ulp_of_want, 1.0, 1.0, 0x42D00000u},  // 104
     {"tanh", cpu::tanh_f32, [](double x) { return std::tanh(x); }, ulp_of_want, 4.0, 4.0, 0x41200000u},  // 10
     {"sigmoid", cpu::sigmoid_f32, [](double x) { return 1 / (1 + std::exp(-x)); }, ulp_of_want, 3.0, 3.0, 0x42D00000u},
+    // where σ(x) is denormal (x < -87.3), its rounding to the denormal step is multiplied by |x|
+    {"silu", cpu::silu_f32, [](double x) { return x / (1 + std::exp(-x)); },
+     [](double x, double want) { return std::max(ulp_f32(want), std::fabs(x) * 0x1p-149); }, 4.0, 4.0, 0x42D00000u},
     {"gelu", cpu::gelu_f32, [](double x) { return x * phi_cdf(x); }, ulp_of_want, 8.0, 8.0, 0x41800000u},  // 16
     // the formula's rounding of u is amplified by |2u| in e^(-2u) where u < 0
     {"gelu_tanh", cpu::gelu_tanh_f32, [](double x) { return x / (1 + std::exp(-2 * gelu_tanh_u(x))); },
@@ -138,6 +141,8 @@ TEST_CASE("the f32 unary kernels at ±0, ±inf, NaN, overflow and underflow") {
       {cpu::tanh_f32, {{0, 0}, {-0.0f, -0.0f}, {inf, 1}, {-inf, -1}, {nan, nan}, {20, 1}, {-20, -1}, {1e30f, 1},
                        {1e-40f, 1e-40f}}},
       {cpu::sigmoid_f32, {{0, 0.5f}, {-0.0f, 0.5f}, {inf, 1}, {-inf, 0}, {nan, nan}, {1000, 1}, {-1000, 0}, {200, 1}}},
+      {cpu::silu_f32, {{0, 0}, {-0.0f, -0.0f}, {inf, inf}, {-inf, nan}, {nan, nan}, {1000, 1000}, {-1000, -0.0f},
+                       {3e38f, 3e38f}}},
       {cpu::gelu_f32, {{0, 0}, {-0.0f, -0.0f}, {inf, inf}, {-inf, nan}, {nan, nan}, {-nan, nan}, {-20, -0.0f},
                        {20, 20}, {1e30f, 1e30f}, {3e38f, 3e38f}}},
       {cpu::gelu_tanh_f32, {{0, 0}, {-0.0f, -0.0f}, {inf, inf}, {-inf, nan}, {nan, nan}, {-20, -0.0f}, {20, 20},

@@ -38,6 +38,7 @@ const UnaryCase kFloat[] = {
     {"tanh", [](const Tensor& x) { return tanh(x); }, [](double v) { return std::tanh(v); }, false},
     {"erf", [](const Tensor& x) { return erf(x); }, [](double v) { return std::erf(v); }, false},
     {"sigmoid", [](const Tensor& x) { return sigmoid(x); }, [](double v) { return 1 / (1 + std::exp(-v)); }, false},
+    {"silu", [](const Tensor& x) { return silu(x); }, [](double v) { return v / (1 + std::exp(-v)); }, false},
     {"gelu", [](const Tensor& x) { return gelu(x); },
      [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, false},
     {"gelu_tanh", [](const Tensor& x) { return gelu(x, true); },
