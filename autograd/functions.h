@@ -46,6 +46,8 @@ Variable maximum(const Variable& a, const Variable& b);
 Variable where(const Tensor& cond, const Variable& a, const Variable& b);
 /// x with `value` where mask is true; no gradient flows to the filled places.
 Variable masked_fill(const Variable& x, const Tensor& mask, double value);
+/// x·σ(x) (SiLU, Elfwing et al. 2017; PyTorch's silu).
+Variable silu(const Variable& x);
 
 Variable operator+(const Variable& a, const Variable& b);
 Variable operator-(const Variable& a, const Variable& b);

@@ -1,7 +1,9 @@
 // Binary elementwise kernels with NumPy broadcasting: arithmetic, comparisons, logical ops, where.
 // One template (binary) serves them all: a flat, threaded loop when both operands are contiguous with the
-// output's shape, the strided visit otherwise.
+// output's shape (or one is a scalar or a repeated row), the strided visit otherwise. The flat f32 and f64
+// add, sub, mul and div run the kernel room's lines (core/cpu/kernels.h).
 #include <cmath>
+#include <optional>
 #include <type_traits>
 
 #include "core/cpu/kernels.h"
@@ -31,28 +33,46 @@ bool repeats_rows(const Shape& s, const Shape& full) {
   return true;
 }
 
-// g(i) for i in [lo, hi), in a build for AVX-512 or AVX2 where the CPU has it: 16 or 8 lanes of f32 where the
-// baseline build has SSE's 4 (a training step's residual adds and gradient sums run on tensors in cache, where
-// the lanes, not memory, set the pace). g, with the op inlined into it, does the same IEEE operation per
-// element in every build (-ffp-contract=off), so the bits are the same.
-template <class G>
-[[gnu::target("avx512f")]] void each_avx512(int64_t lo, int64_t hi, G g) {
-  for (int64_t i = lo; i < hi; ++i) g(i);
+// out[i] = f(a[i], b[i]) for i < n, a[0] (b[0]) for every i where a_one (b_one): through the kernel room's line
+// for op k where it has one (f32 and f64 add, sub, mul, div), else a loop (i64, comparisons, logical ops, ...).
+template <class Out, class T, class F>
+void line(std::optional<cpu::Arith> k, F f, const T* a, bool a_one, const T* b, bool b_one, Out* o, int64_t n) {
+  if constexpr (std::is_same_v<Out, T> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    if (k) {
+      if constexpr (std::is_same_v<T, float>) cpu::arith_f32(*k, a, a_one, b, b_one, o, n);
+      else cpu::arith_f64(*k, a, a_one, b, b_one, o, n);
+      return;
+    }
+  }
+  if (a_one)
+    for (int64_t i = 0; i < n; ++i) o[i] = f(a[0], b[i]);
+  else if (b_one)
+    for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[0]);
+  else
+    for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
 }
-template <class G>
-[[gnu::target("avx2")]] void each_avx2(int64_t lo, int64_t hi, G g) {
-  for (int64_t i = lo; i < hi; ++i) g(i);
-}
-template <class G>
-void each(int64_t lo, int64_t hi, G g) {
-  if (__builtin_cpu_supports("avx512f")) return each_avx512(lo, hi, g);
-  if (__builtin_cpu_supports("avx2")) return each_avx2(lo, hi, g);
-  for (int64_t i = lo; i < hi; ++i) g(i);
+
+// The repeated row: rows × m of out = full op row (row op full where row_first), by line's rules.
+template <class Out, class T, class F>
+void rows_line(std::optional<cpu::Arith> k, F f, const T* full, const T* row, bool row_first, Out* o, int64_t rows,
+               int64_t m) {
+  if constexpr (std::is_same_v<Out, T> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    if (k) {
+      if constexpr (std::is_same_v<T, float>) cpu::arith_rows_f32(*k, full, row, row_first, o, rows, m);
+      else cpu::arith_rows_f64(*k, full, row, row_first, o, rows, m);
+      return;
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    if (row_first) line(k, f, row, false, full + r * m, false, o + r * m, m);
+    else line(k, f, full + r * m, false, row, false, o + r * m, m);
+  }
 }
 
 // out[i] = f(a[i], b[i]) over the broadcast shape; Out is the output element type.
 template <class Out, class T, class F>
-Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op, F f) {
+Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op, F f,
+              std::optional<cpu::Arith> k = std::nullopt) {
   // Equal shapes (most calls, and all of a backward's on small tensors) need no broadcasting.
   const bool same = a.shape() == b.shape();
   Shape shape = same ? a.shape() : broadcast_shapes(a.shape(), b.shape(), op);
@@ -63,32 +83,24 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
   const bool a_full = (same || a.shape() == shape) && a.is_contiguous();
   if (a_full && (same || b.shape() == shape) && b.is_contiguous()) {
     cpu::parallel_for(out.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
-      each(lo, hi, [=](int64_t i) { po[i] = f(pa[i], pb[i]); });
+      line(k, f, pa + lo, false, pb + lo, false, po + lo, hi - lo);
     });
   } else if (a_full && b.numel() == 1) {
-    const T s = pb[0];
     cpu::parallel_for(out.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
-      each(lo, hi, [=](int64_t i) { po[i] = f(pa[i], s); });
+      line(k, f, pa + lo, false, pb, true, po + lo, hi - lo);
     });
   } else if (a.numel() == 1 && b.shape() == shape && b.is_contiguous()) {
-    const T s = pa[0];
     cpu::parallel_for(out.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
-      each(lo, hi, [=](int64_t i) { po[i] = f(s, pb[i]); });
+      line(k, f, pa, true, pb + lo, false, po + lo, hi - lo);
     });
   } else if (const Tensor& row = a_full ? b : a;
              (a_full || (b.shape() == shape && b.is_contiguous())) && row.numel() > 0 && row.is_contiguous() &&
              repeats_rows(row.shape(), shape)) {
     // One operand full, the other a row of m repeated (a bias): row by row, no index arithmetic per element.
     const int64_t m = row.numel();
+    const T* full = a_full ? pa : pb;
     cpu::parallel_for(out.numel() / m, std::max<int64_t>(1, cpu::kGrainElements / m), [&](int64_t lo, int64_t hi) {
-      for (int64_t r = lo; r < hi; ++r) {
-        Out* o = po + r * m;
-        const T* full = (a_full ? pa : pb) + r * m;
-        if (a_full)
-          each(0, m, [=](int64_t j) { o[j] = f(full[j], pb[j]); });
-        else
-          each(0, m, [=](int64_t j) { o[j] = f(pa[j], full[j]); });
-      }
+      rows_line(k, f, full + lo * m, a_full ? pb : pa, !a_full, po + lo * m, hi - lo, m);
     });
   } else if (b.numel() == 1) {  // a strided view times a scalar (attention's q / √d): walk a alone
     const T s = pb[0];
@@ -104,21 +116,22 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
 }
 
 // Arithmetic: same dtype in and out (f32, f64, i64).
+// k names the kernel room's line for the op, where it has one.
 template <class F>
-Tensor arith(const Tensor& a, const Tensor& b, const char* op, F f) {
+Tensor arith(const Tensor& a, const Tensor& b, const char* op, F f, std::optional<cpu::Arith> k = std::nullopt) {
   check_same_dtype(a, b, op);
   return detail::dispatch_arith(a.dtype(), op, [&](auto z) {
     using T = decltype(z);
-    return binary<T, T>(a, b, a.dtype(), op, [&](T x, T y) { return T(f(x, y)); });
+    return binary<T, T>(a, b, a.dtype(), op, [&](T x, T y) { return T(f(x, y)); }, k);
   });
 }
 
 template <class F>
-Tensor floating(const Tensor& a, const Tensor& b, const char* op, F f) {
+Tensor floating(const Tensor& a, const Tensor& b, const char* op, F f, std::optional<cpu::Arith> k = std::nullopt) {
   check_same_dtype(a, b, op);
   return detail::dispatch_float(a.dtype(), op, [&](auto z) {
     using T = decltype(z);
-    return binary<T, T>(a, b, a.dtype(), op, [&](T x, T y) { return T(f(x, y)); });
+    return binary<T, T>(a, b, a.dtype(), op, [&](T x, T y) { return T(f(x, y)); }, k);
   });
 }
 
@@ -155,15 +168,23 @@ Tensor with_scalar(BinaryOp op, const Tensor& t, double v, bool scalar_first = f
 
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b) { return arith(a, b, "add", [](auto x, auto y) { return x + y; }); }
-Tensor sub(const Tensor& a, const Tensor& b) { return arith(a, b, "sub", [](auto x, auto y) { return x - y; }); }
-Tensor mul(const Tensor& a, const Tensor& b) { return arith(a, b, "mul", [](auto x, auto y) { return x * y; }); }
-Tensor div(const Tensor& a, const Tensor& b) { return floating(a, b, "div", [](auto x, auto y) { return x / y; }); }
+Tensor add(const Tensor& a, const Tensor& b) {
+  return arith(a, b, "add", [](auto x, auto y) { return x + y; }, cpu::Arith::add);
+}
+Tensor sub(const Tensor& a, const Tensor& b) {
+  return arith(a, b, "sub", [](auto x, auto y) { return x - y; }, cpu::Arith::sub);
+}
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return arith(a, b, "mul", [](auto x, auto y) { return x * y; }, cpu::Arith::mul);
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+  return floating(a, b, "div", [](auto x, auto y) { return x / y; }, cpu::Arith::div);
+}
 Tensor pow(const Tensor& a, const Tensor& b) {
   return floating(a, b, "pow", [](auto x, auto y) { return std::pow(x, y); });
 }
 Tensor pow(const Tensor& a, double e) {
-  if (e == 2.0) return floating(a, a, "pow", [](auto x, auto) { return x * x; });
+  if (e == 2.0) return floating(a, a, "pow", [](auto x, auto y) { return x * y; }, cpu::Arith::mul);
   return pow(a, like(a, e));
 }
 // NaN propagates through minimum/maximum, as in PyTorch.

@@ -69,8 +69,10 @@ Tensor sqrt(const Tensor& x);
 Tensor rsqrt(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor erf(const Tensor& x);
-/// 1 / (1 + exp(-x)), computed without overflow for large |x|; f32 within 3 ulp, in a vectorised loop.
+/// 1 / (1 + exp(-x)), computed without overflow for large |x|; f32 within 3 ulp (cpu::sigmoid_f32).
 Tensor sigmoid(const Tensor& x);
+/// x·σ(x) (SiLU, Elfwing et al. 2017; PyTorch's silu); f32 within 4 ulp; silu(-inf) = NaN, as PyTorch's.
+Tensor silu(const Tensor& x);
 /// max(x, 0); NaN stays NaN, as in PyTorch.
 Tensor relu(const Tensor& x);
 /// Packed masks (core/mask.cpp): bit i of word i/64 stands for element i in row-major order, (n+63)/64 i64s.
@@ -84,7 +86,7 @@ Tensor unpack_mask(const Tensor& bits, const Shape& shape);
 /// x·Φ(x) (Hendrycks & Gimpel 2016); with `tanh_approx`, 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))).
 Tensor gelu(const Tensor& x, bool tanh_approx = false);
 /// The gradient of exact gelu in one pass: dy·(Φ(x) + x·φ(x)), φ the standard normal density; dy and x of
-/// one shape and float dtype (ShapeError / DTypeError otherwise). f32 uses the vectorised Φ and exp.
+/// one shape and float dtype (ShapeError / DTypeError otherwise). f32: cpu::gelu_backward_f32.
 Tensor gelu_backward(const Tensor& dy, const Tensor& x);
 /// The gradient of tanh from its output in one pass: dy·(1 - y·y), rounded as those three ops in dy's dtype
 /// (the composition's bits); dy and y of one shape and float dtype (ShapeError / DTypeError otherwise).

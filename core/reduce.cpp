@@ -71,18 +71,12 @@ Tensor per_row(const Rows& r, DType out_dtype, F f) {
   return out;
 }
 
-// acc[i] += Σ_j src[j·stride + i] for i < m, the terms of each column in the order of j. In f32 the
-// loader picks an AVX-512 or AVX2 build where the CPU has it: 8 or 4 columns per conversion and add instead of
-// the baseline's 2 (the bias gradients' column sums were 2.5 % of a bench_step M profile); the same bits.
+// acc[i] += Σ_j src[j·stride + i] for i < m, the terms of each column in the order of j (cpu::add_columns_f32's
+// order, which f32 runs).
 template <class T>
-[[gnu::always_inline]] inline void add_columns(const T* src, int64_t len, int64_t stride, int64_t m, double* acc) {
+void add_columns(const T* src, int64_t len, int64_t stride, int64_t m, double* acc) {
   for (int64_t j = 0; j < len; ++j)
     for (int64_t i = 0; i < m; ++i) acc[i] += double(src[j * stride + i]);
-}
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void add_columns_f32(const float* src, int64_t len,
-                                                                                    int64_t stride, int64_t m,
-                                                                                    double* acc) {
-  add_columns(src, len, stride, m, acc);
 }
 
 // out[o, i] = Σ_j x[o, j, i] / divisor over (outer, len, inner) blocks, accumulated in double row by row
@@ -99,7 +93,7 @@ Tensor block_sum(const Rows& r, double divisor) {
       const int64_t o = t / chunks, i0 = t % chunks * chunk, m = std::min(chunk, r.inner - i0);
       const T* src = p + o * r.len * r.inner + i0;
       std::fill(acc, acc + m, 0.0);
-      if constexpr (std::is_same_v<T, float>) add_columns_f32(src, r.len, r.inner, m, acc);
+      if constexpr (std::is_same_v<T, float>) cpu::add_columns_f32(src, r.len, r.inner, m, acc);
       else add_columns(src, r.len, r.inner, m, acc);
       for (int64_t i = 0; i < m; ++i) po[o * r.inner + i0 + i] = T(acc[i] / divisor);
     }

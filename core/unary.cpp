@@ -1,10 +1,11 @@
-// Unary elementwise kernels (neg, exp, tanh, gelu, ...), and all_finite. Contiguous inputs take a flat,
-// threaded loop the compiler vectorises; other layouts the strided visit.
+// Unary elementwise ops (neg, exp, tanh, gelu, ...), and all_finite: the array side. f32 exp, tanh, sigmoid,
+// silu and gelu run the kernel room's lines (core/cpu/kernels.h) over threaded chunks; the other ops, and every
+// op in f64, are portable scalar C++ here: a flat, threaded loop the compiler vectorises for contiguous inputs,
+// the strided visit for other layouts.
 #include <bit>
 #include <cmath>
 #include <type_traits>
 
-#include "core/cpu/fast_math.h"
 #include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
@@ -45,41 +46,6 @@ Tensor unary_arith(const Tensor& x, const char* op, F f) {
     using T = decltype(z);
     return unary_typed<T>(x, [&](T v) { return T(f(v)); });
   });
-}
-
-// Exact gelu's f32 loops, y = x·Φ(x) and dx = dy·(Φ(x) + x·φ(x)) (core/fast_math.h): about 35 vector
-// multiply-adds per 16 elements make them compute-bound, so they are built for AVX-512 and for AVX2 + FMA and
-// the loader picks the widest the CPU has (gcc/clang target_clones). The same bits on every path: explicit
-// fmas only (-ffp-contract=off). The tanh form's loop (one exp_f32 and a division) is built the same way.
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void gelu_kernel_f32(const float* x, float* y,
-                                                                                   int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = cpu::gelu_f32(x[i]);
-}
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void gelu_backward_kernel_f32(const float* dy,
-                                                                                            const float* x,
-                                                                                            float* dx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * cpu::gelu_grad_f32(x[i]);
-}
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void gelu_tanh_kernel_f32(const float* x, float* y,
-                                                                                        int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = cpu::gelu_tanh_f32(x[i]);
-}
-// tanh, exp and sigmoid in f32 through exp_f32 (within 1 ulp; libm's expf was a call per element, 2 GB/s), built the
-// same way. sigmoid: e = e^-|x| never overflows; 1/(1 + e) for x ≥ 0 and e/(1 + e) below, chosen on the sign bit.
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void tanh_kernel_f32(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = cpu::tanh_f32(x[i]);
-}
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void exp_kernel_f32(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = cpu::exp_f32(x[i]);
-}
-[[gnu::target_clones("avx512f", "arch=x86-64-v3", "default")]] void sigmoid_kernel_f32(const float* x, float* y,
-                                                                                      int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float e = cpu::exp_f32(-std::fabs(x[i]));
-    const uint32_t negative = uint32_t(std::bit_cast<int32_t>(x[i]) >> 31);
-    const float num = std::bit_cast<float>((0x3F800000u & ~negative) | (std::bit_cast<uint32_t>(e) & negative));
-    y[i] = num / (1.0f + e);
-  }
 }
 
 // An f32 kernel over x's elements in row-major order (other layouts are copied first: the loop is worth more
@@ -123,21 +89,21 @@ Tensor sign(const Tensor& x) { return unary_arith(x, "sign", [](auto v) { return
 // !(v <= 0) rather than v > 0: a NaN stays NaN, as in PyTorch, instead of becoming a healthy-looking 0.
 Tensor relu(const Tensor& x) { return unary_arith(x, "relu", [](auto v) { return !(v <= 0) ? v : decltype(v)(0); }); }
 Tensor exp(const Tensor& x) {
-  if (x.dtype() == f32) return map_f32(x, "exp", exp_kernel_f32);
+  if (x.dtype() == f32) return map_f32(x, "exp", cpu::exp_f32);
   return unary_float(x, "exp", [](auto v) { return std::exp(v); });
 }
 Tensor log(const Tensor& x) { return unary_float(x, "log", [](auto v) { return std::log(v); }); }
 Tensor sqrt(const Tensor& x) { return unary_float(x, "sqrt", [](auto v) { return std::sqrt(v); }); }
 Tensor rsqrt(const Tensor& x) { return unary_float(x, "rsqrt", [](auto v) { return 1 / std::sqrt(v); }); }
 Tensor tanh(const Tensor& x) {
-  if (x.dtype() == f32) return map_f32(x, "tanh", tanh_kernel_f32);
+  if (x.dtype() == f32) return map_f32(x, "tanh", cpu::tanh_f32);
   return unary_float(x, "tanh", [](auto v) { return std::tanh(v); });
 }
 Tensor erf(const Tensor& x) { return unary_float(x, "erf", [](auto v) { return std::erf(v); }); }
 
 // Branch on the sign so that exp never overflows: for v < 0, e^v / (1 + e^v).
 Tensor sigmoid(const Tensor& x) {
-  if (x.dtype() == f32) return map_f32(x, "sigmoid", sigmoid_kernel_f32);
+  if (x.dtype() == f32) return map_f32(x, "sigmoid", cpu::sigmoid_f32);
   return unary_float(x, "sigmoid", [](auto v) {
     using T = decltype(v);
     if (v >= 0) return T(1) / (T(1) + std::exp(-v));
@@ -146,8 +112,18 @@ Tensor sigmoid(const Tensor& x) {
   });
 }
 
+// x·σ(x), with σ as sigmoid's.
+Tensor silu(const Tensor& x) {
+  if (x.dtype() == f32) return map_f32(x, "silu", cpu::silu_f32);
+  return unary_float(x, "silu", [](auto v) {
+    using T = decltype(v);
+    const T e = std::exp(-std::abs(v));
+    return v * (v >= 0 ? T(1) : e) / (T(1) + e);
+  });
+}
+
 Tensor gelu(const Tensor& x, bool tanh_approx) {
-  if (x.dtype() == f32) return map_f32(x, "gelu", tanh_approx ? gelu_tanh_kernel_f32 : gelu_kernel_f32);
+  if (x.dtype() == f32) return map_f32(x, "gelu", tanh_approx ? cpu::gelu_tanh_f32 : cpu::gelu_f32);
   if (tanh_approx)
     return unary_float(x, "gelu", [](auto v) {
       const double k = 0.7978845608028654;  // sqrt(2 / pi)
@@ -162,7 +138,7 @@ Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
                                                                      int64_t n) {
     using T = decltype(z);
     if constexpr (std::is_same_v<T, float>) {
-      gelu_backward_kernel_f32(pg, px, po, n);
+      cpu::gelu_backward_f32(pg, px, po, n);
     } else {
       for (int64_t i = 0; i < n; ++i) {
         const double v = px[i];

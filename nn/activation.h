@@ -42,6 +42,13 @@ class Sigmoid : public Layer {
   std::string type_name() const override { return "Sigmoid"; }
 };
 
+/// x·σ(x) (SiLU, Elfwing et al. 2017), as torch.nn.SiLU.  Any shape.
+class SiLU : public Layer {
+ public:
+  Variable forward(const Variable& x) override { return silu(x); }
+  std::string type_name() const override { return "SiLU"; }
+};
+
 /// Softmax along `dim` (negative counts from the end); IndexError from forward when dim is out of range.
 class Softmax : public Layer {
  public:

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Fits the constants of tg::cpu::normal_tail_f32 (core/fast_math.h), exact gelu in f32:
+"""Fits the constants of the normal tail of core/cpu/unary.cpp (NormalTail, Tail), exact gelu in f32:
   e^r on |r| <= ln2/2: degree 6 with constant term 1, minimax in relative error;
   R(a) = Phi(-a)·e^(a²/2) on [0, 14.5]: P/Q with P of degree 4 and Q monic of degree 5, minimax in relative
   error, its coefficients rounded to f32 one at a time (the order searched) with the others refitted.

@@ -188,6 +188,13 @@ Variable masked_fill(const Variable& x, const Tensor& mask, double value) {
   return record("masked_fill", tg::masked_fill(x.value(), mask, value), {x},
                 [mask](const Variable& dy, const Variable&) -> Grads { return {masked_fill(dy, mask, 0.0)}; });
 }
+// y = x·σ(x).  dx = dy·σ(x)·(1 + x·(1 - σ(x))).
+Variable silu(const Variable& x) {
+  return record("silu", tg::silu(x.value()), {x}, [x](const Variable& dy, const Variable&) -> Grads {
+    Variable s = sigmoid(x);
+    return {dy * s * (1.0 + x * (1.0 - s))};
+  });
+}
 
 Variable operator+(const Variable& a, const Variable& b) { return add(a, b); }
 Variable operator-(const Variable& a, const Variable& b) { return sub(a, b); }

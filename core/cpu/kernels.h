@@ -153,4 +153,46 @@ struct AdamScalars {
 /// and f64 operations in its order, no fused multiply-add).
 void adam_f32(float* p, const float* g, float* m, float* v, float* v_max, int64_t n, const AdamScalars& a);
 
+// ---- elementwise (unary.cpp, binary.cpp, reduce.cpp) ----
+// Lines of n contiguous values; y may be x. Accuracies in ulp of the result (the denormal step below FLT_MIN),
+// measured against the function in double (tests/core/unary_test.cpp, on every Highway target).
+
+/// y = e^x: hwy/contrib/math's Exp, within 1 ulp; inf above 88.72, 0 below -103.97; exp(±inf) = inf, 0; NaN kept.
+void exp_f32(const float* x, float* y, int64_t n);
+/// y = tanh x: hwy/contrib/math's Tanh (expm1 based), within 4 ulp; ±0, ±inf (±1) and NaN as libm's.
+void tanh_f32(const float* x, float* y, int64_t n);
+/// y = σ(x) = 1/(1 + e^-x), as 1/(1 + e) or e/(1 + e) with e = e^-|x| by x's sign: within 3 ulp, both tails.
+void sigmoid_f32(const float* x, float* y, int64_t n);
+/// y = silu(x) = x·σ(x) (PyTorch's silu): σ as sigmoid_f32, then one product; within 4 ulp, or |x| denormal
+/// steps where σ(x) is denormal (x < -87.3; PyTorch's f32 silu gives -0 below -88.7). silu(-inf) = NaN.
+void silu_f32(const float* x, float* y, int64_t n);
+/// y = gelu(x) = x·Φ(x), our normal-tail polynomial (cpu/unary.cpp, tools/fit_gelu.py): within 8 ulp, the left
+/// tail and its denormals included (PyTorch's f32 erf form cancels to 0 below -5.7); gelu(-inf) = NaN, as
+/// PyTorch's; ±0, inf and NaN kept.
+void gelu_f32(const float* x, float* y, int64_t n);
+/// gelu's tanh form, x/(1 + e^(-2u)) with u = √(2/π)(x + 0.044715x³): within 4·(1 + 2|u|) ulp of that formula in
+/// double for u < 0 (the rounding of u is amplified by the exp), 4 ulp for u ≥ 0. gelu(-inf) = NaN, as PyTorch's.
+void gelu_tanh_f32(const float* x, float* y, int64_t n);
+/// dx = dy·gelu'(x), gelu'(x) = Φ(x) + x·φ(x) within 4 ulp of the larger of Φ(x) and |x|·φ(x) (they cancel
+/// near x = -0.75; 5 ulp on targets without FMA: SSE4, scalar), then one product. NaN for x NaN or ±inf, as
+/// PyTorch's.
+void gelu_backward_f32(const float* dy, const float* x, float* dx, int64_t n);
+
+/// The exact IEEE arithmetic of core's binary ops (the same bits on every target and as a scalar loop).
+enum class Arith { add, sub, mul, div };
+/// out[i] = a[i] op b[i] for i < n; a_scalar (b_scalar) makes a[0] (b[0]) the operand of every i. out may be
+/// a or b.
+void arith_f32(Arith op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* out, int64_t n);
+void arith_f64(Arith op, const double* a, bool a_scalar, const double* b, bool b_scalar, double* out, int64_t n);
+/// The repeated row (a bias): out[r, j] = full[r, j] op row[j], or row[j] op full[r, j] when row_first, for
+/// r < rows and j < m; full and out are rows × m.
+void arith_rows_f32(Arith op, const float* full, const float* row, bool row_first, float* out, int64_t rows,
+                    int64_t m);
+void arith_rows_f64(Arith op, const double* full, const double* row, bool row_first, double* out, int64_t rows,
+                    int64_t m);
+
+/// acc[i] += Σ_j src[j·stride + i] for i < m and j < len: each term widened to double and added in the order of
+/// j (exact order, the same bits on every target).
+void add_columns_f32(const float* src, int64_t len, int64_t stride, int64_t m, double* acc);
+
 }  // namespace tg::cpu

@@ -73,6 +73,7 @@ const std::vector<GradCase>& cases() {
       {"maximum", {{2, 3}, {2, 1}}, [](const Inputs& x) { return maximum(x[0], x[1]); }},
       {"where", {{2, 3}, {3}}, [](const Inputs& x) { return where(mask_of({2, 3}, 7), x[0], x[1]); }},
       {"masked_fill", {{2, 3}}, [](const Inputs& x) { return masked_fill(x[0], mask_of({3}, 8), 2.0); }},
+      {"silu", {{3, 4}}, [](const Inputs& x) { return silu(x[0]); }},
       {"sum", {{2, 3, 4}}, [](const Inputs& x) { return sum(x[0], {0, 2}); }},
       {"sum", {{2, 3}}, [](const Inputs& x) { return sum(x[0], {1}, true); }},
       {"mean", {{2, 3, 4}}, [](const Inputs& x) { return mean(x[0], {1}); }},

@@ -67,6 +67,7 @@ const std::map<std::string, std::function<Variable(const Named&)>>& expressions(
        [](const Named& in) { return sum(pow(layer_norm(in.at("a"), 1, in.at("w"), in.at("b"), 1e-5), 3.0)); }},
       {"gelu_erf", [](const Named& in) { return sum(gelu(in.at("a"))); }},
       {"gelu_tanh", [](const Named& in) { return sum(gelu(in.at("a"), true)); }},
+      {"silu", [](const Named& in) { return sum(silu(in.at("a"))); }},
       {"sigmoid_mul_relu", [](const Named& in) { return sum(sigmoid(in.at("a")) * relu(in.at("b"))); }},
       {"where_gt0",
        [](const Named& in) { return sum(where(gt(in.at("a").value(), 0.0), in.at("a"), in.at("b") * 2.0)); }},

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "reference.h"
+#include "targets.h"
 
 using namespace tg;
 using namespace tg::test;
@@ -276,40 +277,48 @@ TEST_CASE("binary ops name both shapes when they do not broadcast") {
                        doctest::Contains("masked_fill: shapes cannot be broadcast: (3,) vs (2,)"), ShapeError);
 }
 
-// The flat loops run in an AVX-512 build on such a CPU: the same IEEE operation per element as a scalar loop, at
-// every length (whole vectors and tails), with specials, with a scalar or a repeated row on either side.
-TEST_CASE("f32 add, sub, mul and div of contiguous operands give a scalar loop's bits at every length") {
-  const float specials[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, -1e-40f, 3e38f, 1e-30f};
+// The flat lines (the kernel room's, on every Highway target): the same IEEE operation per element as a scalar
+// loop, at every length (whole vectors and every tail), with specials, with a scalar or a repeated row on either
+// side, in f32 and f64.
+template <class T>
+void check_arith_bits(DType dt) {
+  const T specials[] = {T(NAN), T(INFINITY), -T(INFINITY), T(0), -T(0), T(1e-40), -T(1e-40), T(3e38), T(1e-30)};
   using Op = Tensor (*)(const Tensor&, const Tensor&);
-  const std::pair<Op, float (*)(float, float)> ops[] = {
-      {add, [](float x, float y) { return x + y; }}, {sub, [](float x, float y) { return x - y; }},
-      {mul, [](float x, float y) { return x * y; }}, {div, [](float x, float y) { return x / y; }}};
-  for (int64_t n = 1; n <= 70; ++n) {
-    std::vector<float> xs(static_cast<size_t>(n)), ys(static_cast<size_t>(n));
+  const std::pair<Op, T (*)(T, T)> ops[] = {{add, [](T x, T y) { return x + y; }}, {sub, [](T x, T y) { return x - y; }},
+                                            {mul, [](T x, T y) { return x * y; }}, {div, [](T x, T y) { return x / y; }}};
+  const T k = T(0.7);
+  for (int64_t n = 0; n <= 70; ++n) {
+    std::vector<T> xs(static_cast<size_t>(n)), ys(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) {
-      xs[size_t(i)] = i % 5 == 0 ? specials[size_t(i / 5) % std::size(specials)] : float(std::sin(double(i))) * 7;
-      ys[size_t(i)] = i % 3 == 0 ? specials[size_t(i / 3) % std::size(specials)] : float(std::cos(double(i))) + 0.1f;
+      xs[size_t(i)] = i % 5 == 0 ? specials[size_t(i / 5) % std::size(specials)] : T(std::sin(double(i))) * 7;
+      ys[size_t(i)] = i % 3 == 0 ? specials[size_t(i / 3) % std::size(specials)] : T(std::cos(double(i))) + T(0.1);
     }
-    const Tensor x = tensor(std::vector<double>(xs.begin(), xs.end()), {n}, f32);
-    const Tensor y = tensor(std::vector<double>(ys.begin(), ys.end()), {n}, f32);
-    const Tensor s = scalar_tensor(0.7, f32);
+    const Tensor x = tensor(std::vector<double>(xs.begin(), xs.end()), {n}, dt);
+    const Tensor y = tensor(std::vector<double>(ys.begin(), ys.end()), {n}, dt);
+    const Tensor s = scalar_tensor(double(k), dt);
     std::vector<double> xy(xs.begin(), xs.end());
     xy.insert(xy.end(), ys.begin(), ys.end());
-    const Tensor rows = tensor(xy, {2, n}, f32);
+    const Tensor rows = tensor(xy, {2, n}, dt);
     for (const auto& [op, f] : ops) {
       CAPTURE(n);
-      std::vector<float> both(static_cast<size_t>(n)), right(both), left(both);
-      for (size_t i = 0; i < size_t(n); ++i)
-        both[i] = f(xs[i], ys[i]), right[i] = f(xs[i], 0.7f), left[i] = f(0.7f, ys[i]);
-      CHECK(same_bits(op(x, y).to_vector<float>(), both));
-      CHECK(same_bits(op(x, s).to_vector<float>(), right));
-      CHECK(same_bits(op(s, y).to_vector<float>(), left));
+      std::vector<T> both(static_cast<size_t>(n)), right(both), left(both);
+      for (size_t i = 0; i < size_t(n); ++i) both[i] = f(xs[i], ys[i]), right[i] = f(xs[i], k), left[i] = f(k, ys[i]);
+      CHECK(same_bits(op(x, y).template to_vector<T>(), both));
+      CHECK(same_bits(op(x, s).template to_vector<T>(), right));
+      CHECK(same_bits(op(s, y).template to_vector<T>(), left));
       // A row repeated (a bias): rows (x, y) against y on either side.
-      std::vector<float> row_right(both), row_left(both);
+      std::vector<T> row_right(both), row_left(both);
       for (size_t i = 0; i < size_t(n); ++i) row_right.push_back(f(ys[i], ys[i])), row_left.push_back(f(ys[i], ys[i]));
       for (size_t i = 0; i < size_t(n); ++i) row_left[i] = f(ys[i], xs[i]);
-      CHECK(same_bits(op(rows, y).to_vector<float>(), row_right));
-      CHECK(same_bits(op(y, rows).to_vector<float>(), row_left));
+      CHECK(same_bits(op(rows, y).template to_vector<T>(), row_right));
+      CHECK(same_bits(op(y, rows).template to_vector<T>(), row_left));
     }
   }
+}
+
+TEST_CASE("f32 and f64 add, sub, mul and div of contiguous operands give a scalar loop's bits on every target") {
+  for_each_target([] {
+    check_arith_bits<float>(f32);
+    check_arith_bits<double>(f64);
+  });
 }

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "reference.h"
+#include "targets.h"
 
 using namespace tg;
 using namespace tg::test;
@@ -209,6 +210,23 @@ TEST_CASE("f32 sums accumulate in double") {
   std::vector<double> w;
   for (const auto& row : g.of) w.push_back(row_sum(row));
   check_close(sum(r, {1}), w, 1e-6, 1e-6);
+}
+
+// The column sums of a leading-dim sum (a bias gradient) run the kernel room's line: each column's terms widened
+// to double and added in row order, the bits of that loop, for every count of columns (every tail) on every target.
+TEST_CASE("f32 sums over leading dims give the bits of an in-order double sum per column, on every target") {
+  for_each_target([] {
+    for (int64_t m = 1; m <= 70; ++m) {
+      const int64_t rows = 7;
+      const std::vector<double> v = sample(rows * m, 1e3, int(m));
+      std::vector<double> want(size_t(m), 0.0);
+      for (int64_t j = 0; j < rows; ++j)
+        for (int64_t i = 0; i < m; ++i) want[size_t(i)] += double(float(v[size_t(j * m + i)]));
+      std::vector<float> want_f32(want.begin(), want.end());
+      CAPTURE(m);
+      CHECK(same_bits(sum(tensor(v, {rows, m}), {0}).to_vector<float>(), want_f32));
+    }
+  });
 }
 
 TEST_CASE("reduction errors name the op and the dims") {

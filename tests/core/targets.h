@@ -1,24 +1,28 @@
 #pragma once
-// Every Highway target the library was built for and this CPU runs (on an AVX-512 x86: AVX-512, AVX2, SSE4
-// and the scalar fallback), so that a kernel test checks each one, not only the best.
+// Runs a test body once per Highway target that the library was built for and this CPU supports (AVX-512, AVX2,
+// SSE4 and scalar on an AVX-512 x86), so that the kernel room's every path is tested here, not only the best.
 #include <doctest/doctest.h>
 
-#include <hwy/targets.h>
+#include <cstdint>
 #include <string>
+#include <type_traits>
+
+#include <hwy/targets.h>
 
 namespace tg::test {
 
-/// Runs f() once per target, with the kernels' dynamic dispatch choosing that target, named in any failure.
+/// f() under each target in turn (its name in doctest's INFO), then the CPU's own choice again, also when f throws.
+/// f may take the target (HWY_AVX3, ..., HWY_SCALAR) as an int64_t.
 template <class F>
-void for_each_target(F&& f) {
+void for_each_target(F f) {
   struct Restore {
     ~Restore() { hwy::SetSupportedTargetsForTest(0); }
   } restore;
-  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
-    const std::string name = hwy::TargetName(target);
-    INFO("Highway target ", name);
-    f();
+    INFO("Highway target ", std::string(hwy::TargetName(target)));
+    if constexpr (std::is_invocable_v<F, int64_t>) f(target);
+    else f();
   }
 }
 

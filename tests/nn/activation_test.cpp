@@ -15,6 +15,7 @@ TEST_CASE("activation layers compute their functions") {
   CHECK(test::max_abs_diff(nn::ReLU()(x).value(), tensor({0, 0, 0, 0.5, 2}, f64)) == 0);
   CHECK(test::max_abs_diff(nn::Tanh()(x).value(), tanh(x.value())) == 0);
   CHECK(test::max_abs_diff(nn::Sigmoid()(x).value(), sigmoid(x.value())) == 0);
+  CHECK(test::max_abs_diff(nn::SiLU()(x).value(), silu(x.value())) == 0);
   CHECK(test::max_abs_diff(nn::GELU()(x).value(), gelu(x.value())) == 0);
   CHECK(test::max_abs_diff(nn::GELU({.approximate = A::tanh})(x).value(), gelu(x.value(), true)) == 0);
   CHECK(test::max_abs_diff(nn::GELU({.approximate = A::tanh})(x).value(), gelu(x.value())) > 1e-5);  // not the erf form
@@ -38,6 +39,7 @@ TEST_CASE("activation layers pass gradcheck in f64") {
   layers.push_back(std::make_unique<nn::GELU>(nn::GELUOptions{.approximate = nn::GELUOptions::Approximate::tanh}));
   layers.push_back(std::make_unique<nn::Tanh>());
   layers.push_back(std::make_unique<nn::Sigmoid>());
+  layers.push_back(std::make_unique<nn::SiLU>());
   layers.push_back(std::make_unique<nn::Softmax>(0));
   const Variable x(tensor({-1.3, -0.4, 0.2, 0.7, 1.1, 2.5}, {2, 3}, f64), true);  // away from relu's kink
   for (const auto& layer : layers) {
