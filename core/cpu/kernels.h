@@ -37,7 +37,8 @@ void parallel_for(int64_t n, int64_t grain, F&& f) {
 
 /// Whether matmul gives C = op(A) @ op(B) (row-major, M x N, inner dim K) to sgemm_small_batched: every
 /// product of fewer than 256³ multiply-adds (from there OpenBLAS's cache blocking wins), on any OpenBLAS core,
-/// where Highway has vectors for the CPU (SSE4 or better on x86, NEON on ARM); never on the scalar target.
+/// where Highway has vectors for the CPU (SSE4, AVX2, AVX-512, NEON): on x86 it beat or matched cblas_sgemm
+/// on the benchmark's products on each core (bench/RESULTS.md); never on the scalar target.
 bool sgemm_small_takes(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K);
 
 /// C (M x N, row stride ldc) = op(A) @ op(B) for `count` products of one shape (every head of attention's

@@ -13,6 +13,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/cpu/sgemm_small.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/aligned_allocator.h>
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
@@ -21,7 +22,6 @@
 #include <climits>
 #include <cstring>
 #include <utility>
-#include <vector>
 
 #include "core/cpu/kernels.h"
 
@@ -53,11 +53,13 @@ HWY_INLINE V LoadFirst(D d, const float* p, size_t n) { return hn::MaskedLoad(hn
 HWY_INLINE void StoreFirst(V v, D d, float* p, size_t n) { hn::BlendedStore(v, hn::FirstN(d, n), d, p); }
 #else
 HWY_INLINE V LoadFirst(D d, const float* p, size_t n) {
+  if (n == hn::MaxLanes(d)) return hn::LoadU(d, p);
   HWY_ALIGN float buffer[hn::MaxLanes(D())] = {};
   std::memcpy(buffer, p, n * sizeof(float));
   return hn::Load(d, buffer);
 }
 HWY_INLINE void StoreFirst(V v, D d, float* p, size_t n) {
+  if (n == hn::MaxLanes(d)) return hn::StoreU(v, d, p);
   HWY_ALIGN float buffer[hn::MaxLanes(D())];
   hn::Store(v, d, buffer);
   std::memcpy(p, buffer, n * sizeof(float));
@@ -131,21 +133,69 @@ constexpr std::array<const BlockFn*, sizeof...(NV) + 1> AllBlocks(std::index_seq
 }
 constexpr auto kBlocks = AllBlocks(std::make_index_sequence<kVectors>());  // kBlocks[NV][MR - 1]
 
-// out (K x N, row-major) = the transpose of b (N x K, row stride ldb): a vector of out's row gathers entries
-// ldb apart in b; the columns that fill no vector, and strides whose multiples do not fit the gather's 32-bit
-// offsets, are copied one by one.
-void Transpose(const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
-  const D d;
-  const hn::RebindToSigned<D> di;
-  const int64_t lanes = int64_t(hn::Lanes(d));
-  int64_t j = 0;
-  if (lanes > 1 && lanes * ldb <= INT32_MAX) {
+// out (K x N, row-major) = the transpose of b (N x K, row stride ldb), for 4 or 8 lanes in tiles of lanes x
+// lanes: pairs of rows interleaved, then pairs of those (as 64-bit lanes), which transposes each 128-bit block,
+// then (8 lanes) the blocks exchanged. With 16 (AVX-512) a vector of out's row gathers entries ldb apart in
+// b (the tiles would need another stage), four gathers issued before their stores: a gather also reads its
+// destination register, which the compiler reuses, so one at a time each would wait for the last. The
+// edges that fill no tile or vector, strides too long for the gather's 32-bit offsets, and the scalar
+// target, go one by one.
+// (A template, so that only the branch of this target's lanes is compiled.)
+template <class DF>
+void Transpose(DF d, const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
+  using VF = hn::Vec<DF>;
+  constexpr int64_t kLanes = int64_t(hn::MaxLanes(DF()));
+  int64_t n_done = 0, k_done = 0;  // out's columns [0, n_done) are done for k in [0, k_done)
+#if HWY_TARGET != HWY_SCALAR  // which has no interleaves
+  if constexpr (kLanes == 4 || kLanes == 8) {
+    const hn::Repartition<uint64_t, DF> d64;
+    auto pairs = [&](VF x, VF y, bool upper) {
+      return hn::BitCast(d, upper ? hn::InterleaveUpper(d64, hn::BitCast(d64, x), hn::BitCast(d64, y))
+                                  : hn::InterleaveLower(d64, hn::BitCast(d64, x), hn::BitCast(d64, y)));
+    };
+    n_done = N / kLanes * kLanes, k_done = K / kLanes * kLanes;
+    for (int64_t j = 0; j < n_done; j += kLanes)
+      for (int64_t k = 0; k < k_done; k += kLanes) {
+        VF r[kLanes], t[kLanes];
+        for (int64_t q = 0; q < kLanes; ++q) r[q] = hn::LoadU(d, b + (j + q) * ldb + k);
+        for (int64_t q = 0; q < kLanes; q += 2) {
+          t[q] = hn::InterleaveLower(d, r[q], r[q + 1]);
+          t[q + 1] = hn::InterleaveUpper(d, r[q], r[q + 1]);
+        }
+        for (int64_t q = 0; q < kLanes; q += 4)
+          for (int64_t h = 0; h < 2; ++h) {
+            r[q + 2 * h] = pairs(t[q + h], t[q + 2 + h], false);
+            r[q + 2 * h + 1] = pairs(t[q + h], t[q + 2 + h], true);
+          }
+        for (int64_t q = 0; q < 4; ++q) {
+          if constexpr (kLanes == 4) {
+            hn::StoreU(r[q], d, out + (k + q) * N + j);
+          } else {
+            hn::StoreU(hn::ConcatLowerLower(d, r[q + 4], r[q]), d, out + (k + q) * N + j);
+            hn::StoreU(hn::ConcatUpperUpper(d, r[q + 4], r[q]), d, out + (k + q + 4) * N + j);
+          }
+        }
+      }
+  } else
+#endif
+  if (kLanes > 1 && kLanes * ldb <= INT32_MAX) {
+    const hn::RebindToSigned<DF> di;
     const auto offsets = hn::Mul(hn::Iota(di, 0), hn::Set(di, int32_t(ldb)));
-    for (; j + lanes <= N; j += lanes)
-      for (int64_t k = 0; k < K; ++k) hn::StoreU(hn::GatherIndex(d, b + j * ldb + k, offsets), d, out + k * N + j);
+    n_done = N / kLanes * kLanes, k_done = K;
+    for (int64_t j = 0; j < n_done; j += kLanes) {
+      int64_t k = 0;
+      for (; k + 4 <= K; k += 4) {
+        VF rows[4];
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) rows[q] = hn::GatherIndex(d, b + j * ldb + k + q, offsets);
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) hn::StoreU(rows[q], d, out + (k + q) * N + j);
+      }
+      for (; k < K; ++k) hn::StoreU(hn::GatherIndex(d, b + j * ldb + k, offsets), d, out + k * N + j);
+    }
   }
-  for (; j < N; ++j)
-    for (int64_t k = 0; k < K; ++k) out[k * N + j] = b[j * ldb + k];
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t k = j < n_done ? k_done : 0; k < K; ++k) out[k * N + j] = b[j * ldb + k];
 }
 
 }  // namespace
@@ -155,9 +205,11 @@ void SgemmBatched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, c
                   const int64_t* a_at, const float* b, int64_t ldb, const int64_t* b_at, float* c, const int64_t* c_at,
                   int64_t ldc, int64_t count, const float* bias) {
   const int64_t lanes = int64_t(hn::Lanes(D())), width = lanes * kVectors;  // columns a block takes at most
-  // Bᵀ stored (N x K) is copied to (K x N) so that each k reads a contiguous row of B.
-  thread_local std::vector<float> packed;
-  if (trans_b) packed.resize(size_t(K * N));
+  // Bᵀ stored (N x K) is copied to (K x N) so that each k reads a contiguous row of B, on whole cache lines
+  // (a vector load across two lines costs two).
+  thread_local hwy::AlignedFreeUniquePtr<float[]> packed;
+  thread_local size_t packed_size = 0;
+  if (trans_b && packed_size < size_t(K * N)) packed = hwy::AllocateAligned<float>(packed_size = size_t(K * N));
   const int64_t ai = trans_a ? 1 : lda, ak = trans_a ? lda : 1;
   for (int64_t p = 0; p < count; ++p) {
     const float* pa = a + a_at[p];
@@ -165,8 +217,8 @@ void SgemmBatched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, c
     int64_t ld = ldb;
     float* pc = c + c_at[p];
     if (trans_b) {
-      Transpose(pb, ldb, N, K, packed.data());
-      pb = packed.data(), ld = N;
+      Transpose(D(), pb, ldb, N, K, packed.get());
+      pb = packed.get(), ld = N;
     }
     for (int64_t k0 = 0; k0 < K; k0 += kBlockK) {
       const int64_t kl = std::min(kBlockK, K - k0);
@@ -184,7 +236,7 @@ void SgemmBatched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, c
   }
 }
 
-// Whether this target has vectors (else OpenBLAS is faster).
+// Whether this target has vectors (kernels.h's rule).
 bool HasVectors() { return HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128; }
 
 }  // namespace tg::cpu::HWY_NAMESPACE
