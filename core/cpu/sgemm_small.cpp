@@ -133,66 +133,82 @@ constexpr std::array<const BlockFn*, sizeof...(NV) + 1> AllBlocks(std::index_seq
 }
 constexpr auto kBlocks = AllBlocks(std::make_index_sequence<kVectors>());  // kBlocks[NV][MR - 1]
 
-// out (K x N, row-major) = the transpose of b (N x K, row stride ldb), for 4 or 8 lanes in tiles of lanes x
-// lanes: pairs of rows interleaved, then pairs of those (as 64-bit lanes), which transposes each 128-bit block,
-// then (8 lanes) the blocks exchanged. With 16 (AVX-512) a vector of out's row gathers entries ldb apart in
-// b (the tiles would need another stage), four gathers issued before their stores: a gather also reads its
-// destination register, which the compiler reuses, so one at a time each would wait for the last. The
-// edges that fill no tile or vector, strides too long for the gather's 32-bit offsets, and the scalar
-// target, go one by one.
-// (A template, so that only the branch of this target's lanes is compiled.)
+#if HWY_TARGET != HWY_SCALAR  // which has no interleaves
+// out (K x N, row-major) = the transpose of b (N x K, row stride ldb) in tiles of lanes x lanes (4 or 8),
+// over the columns and k that fill whole tiles: pairs of rows interleaved, then pairs of those (as 64-bit
+// lanes), which transposes each 128-bit block, then (8 lanes) the blocks exchanged.
 template <class DF>
-void Transpose(DF d, const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
+void TransposeTiles(DF d, const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
   using VF = hn::Vec<DF>;
   constexpr int64_t kLanes = int64_t(hn::MaxLanes(DF()));
-  int64_t n_done = 0, k_done = 0;  // out's columns [0, n_done) are done for k in [0, k_done)
-#if HWY_TARGET != HWY_SCALAR  // which has no interleaves
-  if constexpr (kLanes == 4 || kLanes == 8) {
-    const hn::Repartition<uint64_t, DF> d64;
-    auto pairs = [&](VF x, VF y, bool upper) {
-      return hn::BitCast(d, upper ? hn::InterleaveUpper(d64, hn::BitCast(d64, x), hn::BitCast(d64, y))
-                                  : hn::InterleaveLower(d64, hn::BitCast(d64, x), hn::BitCast(d64, y)));
-    };
-    n_done = N / kLanes * kLanes, k_done = K / kLanes * kLanes;
-    for (int64_t j = 0; j < n_done; j += kLanes)
-      for (int64_t k = 0; k < k_done; k += kLanes) {
-        VF r[kLanes], t[kLanes];
-        for (int64_t q = 0; q < kLanes; ++q) r[q] = hn::LoadU(d, b + (j + q) * ldb + k);
-        for (int64_t q = 0; q < kLanes; q += 2) {
-          t[q] = hn::InterleaveLower(d, r[q], r[q + 1]);
-          t[q + 1] = hn::InterleaveUpper(d, r[q], r[q + 1]);
+  const hn::Repartition<uint64_t, DF> d64;
+  auto pairs = [&](VF x, VF y, bool upper) {
+    return hn::BitCast(d, upper ? hn::InterleaveUpper(d64, hn::BitCast(d64, x), hn::BitCast(d64, y))
+                                : hn::InterleaveLower(d64, hn::BitCast(d64, x), hn::BitCast(d64, y)));
+  };
+  for (int64_t j = 0; j + kLanes <= N; j += kLanes)
+    for (int64_t k = 0; k + kLanes <= K; k += kLanes) {
+      VF r[kLanes], t[kLanes];
+      for (int64_t q = 0; q < kLanes; ++q) r[q] = hn::LoadU(d, b + (j + q) * ldb + k);
+      for (int64_t q = 0; q < kLanes; q += 2) {
+        t[q] = hn::InterleaveLower(d, r[q], r[q + 1]);
+        t[q + 1] = hn::InterleaveUpper(d, r[q], r[q + 1]);
+      }
+      for (int64_t q = 0; q < kLanes; q += 4)
+        for (int64_t h = 0; h < 2; ++h) {
+          r[q + 2 * h] = pairs(t[q + h], t[q + 2 + h], false);
+          r[q + 2 * h + 1] = pairs(t[q + h], t[q + 2 + h], true);
         }
-        for (int64_t q = 0; q < kLanes; q += 4)
-          for (int64_t h = 0; h < 2; ++h) {
-            r[q + 2 * h] = pairs(t[q + h], t[q + 2 + h], false);
-            r[q + 2 * h + 1] = pairs(t[q + h], t[q + 2 + h], true);
-          }
-        for (int64_t q = 0; q < 4; ++q) {
-          if constexpr (kLanes == 4) {
-            hn::StoreU(r[q], d, out + (k + q) * N + j);
-          } else {
-            hn::StoreU(hn::ConcatLowerLower(d, r[q + 4], r[q]), d, out + (k + q) * N + j);
-            hn::StoreU(hn::ConcatUpperUpper(d, r[q + 4], r[q]), d, out + (k + q + 4) * N + j);
-          }
+      for (int64_t q = 0; q < 4; ++q) {
+        if constexpr (kLanes == 4) {
+          hn::StoreU(r[q], d, out + (k + q) * N + j);
+        } else {
+          hn::StoreU(hn::ConcatLowerLower(d, r[q + 4], r[q]), d, out + (k + q) * N + j);
+          hn::StoreU(hn::ConcatUpperUpper(d, r[q + 4], r[q]), d, out + (k + q + 4) * N + j);
         }
       }
-  } else
-#endif
-  if (kLanes > 1 && kLanes * ldb <= INT32_MAX) {
-    const hn::RebindToSigned<DF> di;
-    const auto offsets = hn::Mul(hn::Iota(di, 0), hn::Set(di, int32_t(ldb)));
-    n_done = N / kLanes * kLanes, k_done = K;
-    for (int64_t j = 0; j < n_done; j += kLanes) {
-      int64_t k = 0;
-      for (; k + 4 <= K; k += 4) {
-        VF rows[4];
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; ++q) rows[q] = hn::GatherIndex(d, b + j * ldb + k + q, offsets);
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; ++q) hn::StoreU(rows[q], d, out + (k + q) * N + j);
-      }
-      for (; k < K; ++k) hn::StoreU(hn::GatherIndex(d, b + j * ldb + k, offsets), d, out + k * N + j);
     }
+}
+#endif
+
+// TransposeTiles for 16 lanes (AVX-512; tiles would need another stage), over the columns that fill whole
+// vectors: a vector of out's row gathers entries ldb apart in b, four gathers issued before their stores (a
+// gather also reads its destination register, which the compiler reuses: one at a time, each waited for the
+// last). ldb·lanes must fit the gather's 32-bit offsets.
+template <class DF>
+void TransposeGathers(DF d, const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
+  using VF = hn::Vec<DF>;
+  const int64_t lanes = int64_t(hn::Lanes(d));
+  const hn::RebindToSigned<DF> di;
+  const auto offsets = hn::Mul(hn::Iota(di, 0), hn::Set(di, int32_t(ldb)));
+  for (int64_t j = 0; j + lanes <= N; j += lanes) {
+    int64_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+      VF rows[4];
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) rows[q] = hn::GatherIndex(d, b + j * ldb + k + q, offsets);
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) hn::StoreU(rows[q], d, out + (k + q) * N + j);
+    }
+    for (; k < K; ++k) hn::StoreU(hn::GatherIndex(d, b + j * ldb + k, offsets), d, out + k * N + j);
+  }
+}
+
+// out (K x N, row-major) = the transpose of b (N x K, row stride ldb): tiles or gathers, then what they left
+// (and everything on the scalar target) one by one. A template, so that only this target's branch compiles.
+template <class DF>
+void Transpose(DF d, const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
+  constexpr int64_t kLanes = int64_t(hn::MaxLanes(DF()));
+  int64_t n_done = 0, k_done = 0;  // out's columns [0, n_done) are done for k in [0, k_done)
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (kLanes == 4 || kLanes == 8) {
+    TransposeTiles(d, b, ldb, N, K, out);
+    n_done = N / kLanes * kLanes, k_done = K / kLanes * kLanes;
+  }
+#endif
+  if (kLanes == 16 && kLanes * ldb <= INT32_MAX) {
+    TransposeGathers(d, b, ldb, N, K, out);
+    n_done = N / kLanes * kLanes, k_done = K;
   }
   for (int64_t j = 0; j < N; ++j)
     for (int64_t k = j < n_done ? k_done : 0; k < K; ++k) out[k * N + j] = b[j * ldb + k];
