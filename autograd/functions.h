@@ -103,7 +103,7 @@ std::vector<Variable> split(const Variable& x, const std::vector<int64_t>& sizes
 /// PyTorch matmul semantics (1-D, 2-D, batched with broadcast batch dims); dA = dC·Bᵀ, dB = Aᵀ·dC.
 Variable matmul(const Variable& a, const Variable& b);
 /// PyTorch's linear: x·weightᵀ + bias, x (..., in), weight (out, in), bias (out) or undefined -> (..., out);
-/// one op (the bias added in the GEMM's store where it can be), with the bits of matmul then add.
+/// one op (the bias added inside the GEMM for f32: tg::linear), within rounding of matmul then add.
 Variable linear(const Variable& x, const Variable& weight, const Variable& bias);
 
 // ---- neural-network functions (functions/nn.cpp) ----

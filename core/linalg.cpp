@@ -1,9 +1,9 @@
 // Matrix products on OpenBLAS. A 2-D operand whose view is a transposed contiguous matrix is passed to cblas_?gemm
 // with a transpose flag instead of being copied; batch dims broadcast as in PyTorch's matmul and each batch entry is
 // one GEMM call (large ones split by rows over the threads). Small f32 products go to our own kernel
-// (sgemm_small.cpp: on OpenBLAS's SkylakeX core where it gives OpenBLAS's bits, on other cores all of them), batch
-// entries in runs. matmul_out writes into a given layout (attention's per-head results straight into (B, S, H, d)
-// order), with the same bits per element as matmul.
+// (cpu::sgemm_small_takes says which; each element summed over k in order), batch entries in runs. matmul_out
+// writes into a given layout (attention's per-head results straight into (B, S, H, d) order), with the same bits
+// per element as matmul.
 #include <cblas.h>
 
 #include <algorithm>
@@ -47,11 +47,12 @@ void gemm(const BlasMat& a, const BlasMat& b, int64_t a_at, int64_t b_at, T* c, 
 
 // OpenBLAS runs on one thread (core/parallel.cpp): products go over our pool, whole batch entries to the
 // threads or, with fewer entries than threads, parts of rows. A part takes at least kSplitMNK multiply-adds:
-// above OpenBLAS's small-matrix kernels (100³) and our own (256³), it takes the whole product's kernels, and
-// on SkylakeX's (and the generic cores') every element then sums its terms as in the whole product: the same
-// bits at any thread count. Haswell's kernels (and Zen's) sum the last rows of a part otherwise (some elements
-// differ in the last bit from one thread, as they did under OpenBLAS's own threads).
+// above OpenBLAS's small-matrix kernels (100³) and our own (256³), it takes the whole product's kernels. Those
+// compute C in tiles of rows and sum the rows that fill no tile at a matrix's end otherwise; parts start at
+// multiples of kSplitRows, a multiple of the tiles of every x86 core (SkylakeX 16 rows, Haswell and Zen 24),
+// so every element sums its terms as in the whole product: the same bits at any thread count.
 constexpr double kSplitMNK = 256.0 * 256.0 * 256.0;
+constexpr int64_t kSplitRows = 48;
 // Work of fewer multiply-adds than this per thread (100-200 µs) is not worth waking one for (parallel.h).
 constexpr double kThreadWork = double(int64_t(1) << 23);
 // The entries (or parts) one thread takes at least, each of `mnk` multiply-adds.
@@ -109,14 +110,17 @@ void batched_into(const Tensor& a, const Tensor& b, Tensor out, bool onto_out = 
   }
   // Fewer entries than threads: each product in parts of rows, every part still above the small kernels.
   const int64_t threads = cpu::threads_here();  // 1 in a task of parallel_tasks: whole products, its bits
-  const int64_t parts = count >= threads || mnk < 2 * kSplitMNK ? 1 : std::min({threads, int64_t(mnk / kSplitMNK), M});
+  const int64_t parts = count >= threads || mnk < 2 * kSplitMNK
+                            ? 1
+                            : std::max<int64_t>(1, std::min({threads, int64_t(mnk / kSplitMNK), M / kSplitRows}));
+  auto part_start = [&](int64_t r) { return r == parts ? M : M * r / parts / kSplitRows * kSplitRows; };
   const int64_t a_row = ta ? 1 : ma.ld;  // elements from one row of op(A) to the next
   detail::dispatch_float(a.dtype(), "matmul", [&](auto z) {
     using T = decltype(z);
     T* pc = out.data<T>();
     cpu::parallel_for(count * parts, grain(mnk / double(parts)), [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
-        const int64_t p = i / parts, r = i % parts, m0 = M * r / parts, m1 = M * (r + 1) / parts;
+        const int64_t p = i / parts, r = i % parts, m0 = part_start(r), m1 = part_start(r + 1);
         gemm<T>(ma, mb, a_at[size_t(p)] + m0 * a_row, b_at[size_t(p)], pc + c_at[size_t(p)] + m0 * ldc, ldc, m1 - m0,
                 N, K, onto_out);
       }
@@ -154,19 +158,19 @@ std::pair<Tensor, Tensor> checked_operands(const Tensor& a, const Tensor& b, con
   return {a.dim() == 1 ? a.unsqueeze(0) : a, b.dim() == 1 ? b.unsqueeze(1) : b};
 }
 
-// linear with the bias inside the product, with the bits of matmul then add, or undefined where that cannot
-// be had (then matmul and add run). x is contiguous, seen as (rows, in) @ weightᵀ:
-//  - on our small-GEMM kernel, the bias is added in its store;
-//  - on OpenBLAS's level-3 path in one K block, the output is prefilled with the bias and OpenBLAS adds the
-//    product onto it (beta = 1), which saves the pass of adding the bias and OpenBLAS's zeroing of C; bias + 0
-//    turns a -0 bias into +0, as adding onto OpenBLAS's zeroed C does for a -0 sum.
+// linear with the bias inside the product, or undefined where x is not a contiguous f32 input (then matmul and
+// add run). x is seen as (rows, in) @ weightᵀ:
+//  - on our small-GEMM kernel, the bias is added in its store (the bits of matmul then add);
+//  - on OpenBLAS, the output is prefilled with the bias and OpenBLAS adds the product onto it (beta = 1), which
+//    saves the pass of adding the bias and OpenBLAS's zeroing of C; the bias then joins the sum in OpenBLAS's
+//    order (within its error bound of matmul then add, not always its bits).
 Tensor linear_with_bias(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (x.dtype() != f32 || weight.dtype() != f32 || bias.dtype() != f32 || !x.is_contiguous()) return {};
   const int64_t K = x.size(-1), N = weight.size(0), M = K ? x.numel() / K : 0;
+  if (K == 0) return {};  // an empty sum: matmul's zeros, then the bias
   const BlasMat mb = as_blas(weight.mT());
   const bool tb = mb.trans == CblasTrans;
   const bool small = cpu::sgemm_small_takes(false, tb, M, N, K);
-  if (!small && !cpu::sgemm_sums_onto_c(false, tb, M, N, K)) return {};
   Shape shape = x.shape();
   shape.back() = N;
   Tensor out = empty(shape, f32);
@@ -181,7 +185,7 @@ Tensor linear_with_bias(const Tensor& x, const Tensor& weight, const Tensor& bia
   }
   cpu::parallel_for(M, std::max<int64_t>(1, cpu::kGrainElements / N), [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i)
-      for (int64_t j = 0; j < N; ++j) po[i * N + j] = pb[j] + 0.0f;
+      std::copy(pb, pb + N, po + i * N);
   });
   batched_into(x.reshape({M, K}), weight.mT(), out.view({M, N}), true);
   return out;

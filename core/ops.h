@@ -126,8 +126,9 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 /// an out of another shape or dtype; ValueError (copy_'s) for an out whose elements overlap.
 Tensor& matmul_out(Tensor& out, const Tensor& a, const Tensor& b);
 /// PyTorch's linear: x @ weightᵀ + bias, x (..., in), weight (out, in), bias (out) or undefined -> (..., out),
-/// with the bits of add(matmul(x, weight.mT()), bias). Where the product runs on the small-GEMM kernel (a
-/// contiguous f32 x), the bias is added in its store instead of a second pass. ShapeError naming the shapes.
+/// as add(matmul(x, weight.mT()), bias). For a contiguous f32 x the bias goes in without a second pass: added
+/// in the small-GEMM kernel's store (the bits of matmul then add), or under OpenBLAS's product as C's first
+/// value (within GEMM's rounding of matmul then add, not always its bits). ShapeError naming the shapes.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // ---- normalisation ----

@@ -1,311 +1,283 @@
-// Small f32 GEMMs without OpenBLAS's per-call costs (packing both operands, zeroing C with sgemm_beta, the
-// level-3 driver), for the tiny products of small transformers: 64 x 64 weights, per-head (S x 16) @ (16 x S).
-// Each element of C sums its terms over k in order with one FMA per term into one accumulator started at +0.
+// Small f32 GEMMs without OpenBLAS's per-call costs (packing both operands, zeroing C, the level-3 driver),
+// for the tiny products of small transformers: 64 x 64 weights, per-head (S x 16) @ (16 x S). Each element of
+// C sums its terms over k in order into one accumulator started at +0, one multiply-add a term (an FMA where
+// the target has one; SSE4 and the scalar target round the product, then the sum), with the bias, if any,
+// added to the whole sum. C is computed in blocks of rows and columns and in K blocks whose partial sums wait
+// in C (exactly, as floats) for the next: the bits of one pass, whatever the block, the batch run or the thread.
 //
-// On OpenBLAS's SkylakeX core every published result was computed with OpenBLAS's summation order, so there
-// this path is taken only where it gives the same bits. Debian's OpenBLAS 0.3.21 on that core sums as above
-// (its small-matrix kernels, and its level-3 kernel within one K block), except where measured otherwise
-// below. Found by comparing with cblas_sgemm bit for bit over a sweep of shapes
-// (tests/core/sgemm_small_test.cpp runs that sweep on every build):
-//  - K > 448 (SGEMM_DEFAULT_Q) on the level-3 path: the driver sums k in blocks and adds the blocks' sums
-//    into C. With one thread the blocks follow driver/level3/level3.c (next_block below: K = 593 is
-//    304 + 289); with more they are split otherwise (297 + 296), so those products stay on OpenBLAS;
-//  - its small-matrix kernels (M·N·K <= 100^3) for row-major A @ B sum "dot style" in 16 lanes reduced by a
-//    tree when N % 16 is 1..8 and K >= 32, and for row-major A @ Bᵀ always (taken when M·N <= 1200 and
-//    K >= 32).
-// Where C's sum is -0 (every product an underflow to -0), the level-3 path stores it onto a zeroed C and
-// gives +0, the small-matrix kernels store -0: the store below does the same.
-//
-// Other cores' kernels sum otherwise, and not in one order we could follow: on an AMD EPYC (Zen 3), the
-// Zen core's sgemm gives some elements, depending on their row and column in its tiles, two accumulators
-// (even and odd k) that it adds at the end. There, with an AVX2 and FMA CPU, every product under 256³
-// multiply-adds is ours, summed in order in one pass (K not blocked): its bits are the in-order sum's, not
-// OpenBLAS's, and the same at any thread count (linalg.cpp splits a product over threads only from 2·256³).
-#include "core/cpu/kernels.h"
+// Written once on Highway and dispatched at run time (AVX-512, AVX2, SSE4, NEON, scalar). SVE targets are not
+// built here: the blocks hold their accumulators in arrays, which SVE's sizeless vectors cannot be (the NEON
+// code runs on those CPUs).
+#undef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS (HWY_SSSE3 | HWY_SVE | HWY_SVE2 | HWY_SVE_256 | HWY_SVE2_128)
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "core/cpu/sgemm_small.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/aligned_allocator.h>
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
 
-#include <cblas.h>
-#include <immintrin.h>
-
+#include <algorithm>
 #include <array>
+#include <climits>
 #include <cstring>
 #include <utility>
-#include <vector>
 
-namespace tg::cpu {
+#include "core/cpu/kernels.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tg::cpu::HWY_NAMESPACE {
 namespace {
 
-constexpr int64_t kBlockK = 448;                // OpenBLAS SkylakeX SGEMM_DEFAULT_Q
-constexpr double kSmallMNK = 100.0 * 100 * 100;  // sgemm_small_matrix_permit's limit
-constexpr double kThreadMNK = 65536.0 * 4;       // OpenBLAS runs a product on one thread up to here
-constexpr double kMaxMNK = 256.0 * 256 * 256;    // from here OpenBLAS's cache blocking wins: left to it
-constexpr int64_t kInOrderK = 256;               // K block of the in-order mode
+namespace hn = hwy::HWY_NAMESPACE;
+using D = hn::ScalableTag<float>;
+using V = hn::Vec<D>;
 
-// Where our kernel runs: nowhere, on OpenBLAS's SkylakeX core where it gives its bits, or (other cores, an
-// AVX2 and FMA CPU) on every small product, summed in order. Its vectors: AVX-512 where the CPU has it.
-enum class Mode { off, blas_bits, in_order };
-struct Target {
-  Mode mode;
-  bool avx512;
-};
-const Target& target() {
-  static const Target t = [] {
-    __builtin_cpu_init();
-    const bool avx512 = __builtin_cpu_supports("avx512f");
-    if (avx512 && std::strcmp(openblas_get_corename(), "SkylakeX") == 0) return Target{Mode::blas_bits, true};
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Target{Mode::in_order, avx512};
-    return Target{Mode::off, false};
-  }();
-  return t;
+// A block is up to kRows[NV] rows by NV vectors of C (NV = 1..kVectors). The rows give enough accumulators to
+// cover the multiply-add latency, while they, NV vectors of B and a broadcast fit the registers: at most 24
+// of 32 (AVX-512, NEON), 12 of 16 (AVX2, SSE4).
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_NEON
+constexpr int kVectors = 4;
+constexpr int kRows[kVectors + 1] = {0, 12, 8, 6, 6};
+#else
+constexpr int kVectors = 2;
+constexpr int kRows[kVectors + 1] = {0, 12, 6};
+#endif
+constexpr int64_t kBlockK = 256;  // a K block's rows of B stay in L1 for every block of rows of A
+
+// The first n (1..lanes) floats at p, zeros after them; and the store of v's first n lanes to p. AVX2 and
+// AVX-512 have masked moves; Highway's on SSE4, NEON and the scalar target move whole vectors (past the end
+// of a row, or onto another thread's columns), so there the tail goes through a buffer.
+#if HWY_TARGET == HWY_AVX2 || !HWY_MEM_OPS_MIGHT_FAULT
+HWY_INLINE V LoadFirst(D d, const float* p, size_t n) { return hn::MaskedLoad(hn::FirstN(d, n), d, p); }
+HWY_INLINE void StoreFirst(V v, D d, float* p, size_t n) { hn::BlendedStore(v, hn::FirstN(d, n), d, p); }
+#else
+HWY_INLINE V LoadFirst(D d, const float* p, size_t n) {
+  if (n == hn::MaxLanes(d)) return hn::LoadU(d, p);
+  HWY_ALIGN float buffer[hn::MaxLanes(D())] = {};
+  std::memcpy(buffer, p, n * sizeof(float));
+  return hn::Load(d, buffer);
 }
+HWY_INLINE void StoreFirst(V v, D d, float* p, size_t n) {
+  if (n == hn::MaxLanes(d)) return hn::StoreU(v, d, p);
+  HWY_ALIGN float buffer[hn::MaxLanes(D())];
+  hn::Store(v, d, buffer);
+  std::memcpy(p, buffer, n * sizeof(float));
+}
+#endif
 
-// How a block's sums reach C: stored as they are (small-matrix kernels), added to a zeroed C (the level-3
-// kernel on the first K block), or added to C (the next K blocks). With `resume` the accumulators start from
-// C, a partial sum stored as it was: the in-order sum over K blocks, the bits of one pass.
-enum class Store { sum, onto_zero, add, resume };
-
-// MR rows x NV vectors of 16 columns of C: acc = fma(A(i, k), B(k, j), acc) for k = 0..K-1. A(i, k) is
-// a[i·ai + k·ak]; B's rows are contiguous (b[k·ldb + j]); the last vector has `tail` columns (1..16).
-// A bias (bias[j], or null) is added to what is stored, as a separate add of the bias to C would.
+// MR rows x NV vectors of C: acc = acc + A(i, k)·B(k, j) for k = 0..K-1, from +0, or from C's partial sums
+// with `resume`. A(i, k) is a[i·ai + k·ak]; B's rows are contiguous (b[k·ldb + j]); the last vector has `tail`
+// columns (1..lanes). A bias (bias[j], or null) is added to what is stored. Whole vectors are loaded and
+// stored plainly, only the last one partly (masked loads defeat the hardware prefetcher).
 template <int MR, int NV>
-[[gnu::target("avx512f")]] void block512(const float* a, int64_t ai, int64_t ak, const float* b, int64_t ldb,
-                                         float* c, int64_t ldc, int64_t K, int64_t tail, Store store,
-                                         const float* bias) {
-  const __mmask16 last = __mmask16((1u << tail) - 1);
-  __m512 acc[MR][NV];
+void Block(const float* a, int64_t ai, int64_t ak, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t K,
+           size_t tail, bool resume, const float* bias) {
+  const D d;
+  const size_t lanes = hn::Lanes(d);
+  V acc[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v)
-      acc[r][v] = store == Store::resume ? _mm512_maskz_loadu_ps(v + 1 < NV ? 0xffff : last, c + r * ldc + 16 * v)
-                                         : _mm512_setzero_ps();
+    for (int v = 0; v < NV; ++v) {
+      const float* from = c + r * ldc + lanes * v;
+      acc[r][v] = !resume ? hn::Zero(d) : v + 1 < NV ? hn::LoadU(d, from) : LoadFirst(d, from, tail);
+    }
   for (int64_t k = 0; k < K; ++k) {
-    // Rows of A read along k (ak = 1): each is a stream of a cache line every 16 k, MR of them in one page,
-    // which the hardware prefetcher picks up late on every new page. The next block's rows are fetched now
-    // (per-head p @ v of config M, 256 products: 2.6 -> 1.6 ms on an AMD EPYC, Zen 5; past the last block
-    // they are the next product's). A prefetch never faults.
+    // Rows of A read along k (ak = 1) are MR streams of a cache line every 16 k, which the hardware
+    // prefetcher picks up late on every new page: the next block's rows are fetched now (past the last
+    // block, the next product's). A prefetch never faults.
     if (ak == 1 && k % 16 == 0)
 #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) _mm_prefetch(reinterpret_cast<const char*>(a + (r + MR) * ai + k), _MM_HINT_T0);
-    __m512 bv[NV];
+      for (int r = 0; r < MR; ++r) hwy::Prefetch(a + (r + MR) * ai + k);
+    V bv[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v)
-      bv[v] = v + 1 < NV ? _mm512_loadu_ps(b + k * ldb + 16 * v) : _mm512_maskz_loadu_ps(last, b + k * ldb + 16 * v);
+    for (int v = 0; v < NV; ++v) {
+      const float* from = b + k * ldb + lanes * v;
+      bv[v] = v + 1 < NV ? hn::LoadU(d, from) : LoadFirst(d, from, tail);
+    }
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
-      __m512 av = _mm512_set1_ps(a[r * ai + k * ak]);
+      const V av = hn::Set(d, a[r * ai + k * ak]);
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = hn::MulAdd(av, bv[v], acc[r][v]);
     }
   }
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
-      float* to = c + r * ldc + 16 * v;
-      __m512 x = acc[r][v];
-      if (store == Store::onto_zero) x = _mm512_add_ps(_mm512_setzero_ps(), x);  // +0 + -0 = +0
-      if (store == Store::add) x = _mm512_add_ps(_mm512_maskz_loadu_ps(v + 1 < NV ? 0xffff : last, to), x);
-      if (bias) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(v + 1 < NV ? 0xffff : last, bias + 16 * v));
-      if (v + 1 < NV) _mm512_storeu_ps(to, x);
-      else _mm512_mask_storeu_ps(to, last, x);
-    }
-}
-
-// block512 on AVX2: NV vectors of 8 columns, the last with `tail` (1..8). Only the in-order mode runs it, which
-// stores sums (Store::sum) or resumes them (Store::resume).
-template <int MR, int NV>
-[[gnu::target("avx2,fma")]] void block256(const float* a, int64_t ai, int64_t ak, const float* b, int64_t ldb,
-                                          float* c, int64_t ldc, int64_t K, int64_t tail, Store store,
-                                          const float* bias) {
-  const __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(tail)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  __m256 acc[MR][NV];
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v)
-      acc[r][v] = store != Store::resume ? _mm256_setzero_ps()
-                  : v + 1 < NV           ? _mm256_loadu_ps(c + r * ldc + 8 * v)
-                                         : _mm256_maskload_ps(c + r * ldc + 8 * v, last);
-  for (int64_t k = 0; k < K; ++k) {
-    __m256 bv[NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v)
-      bv[v] = v + 1 < NV ? _mm256_loadu_ps(b + k * ldb + 8 * v) : _mm256_maskload_ps(b + k * ldb + 8 * v, last);
-#pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) {
-      __m256 av = _mm256_broadcast_ss(a + r * ai + k * ak);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
-    }
-  }
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      float* to = c + r * ldc + 8 * v;
-      __m256 x = acc[r][v];
+      float* to = c + r * ldc + lanes * v;
+      V x = acc[r][v];
       if (v + 1 < NV) {
-        if (bias) x = _mm256_add_ps(x, _mm256_loadu_ps(bias + 8 * v));
-        _mm256_storeu_ps(to, x);
+        if (bias) x = hn::Add(x, hn::LoadU(d, bias + lanes * v));
+        hn::StoreU(x, d, to);
       } else {
-        if (bias) x = _mm256_add_ps(x, _mm256_maskload_ps(bias + 8 * v, last));
-        _mm256_maskstore_ps(to, last, x);
+        if (bias) x = hn::Add(x, LoadFirst(d, bias + lanes * v, tail));
+        StoreFirst(x, d, to, tail);
       }
     }
 }
 
-using BlockFn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t, int64_t, int64_t,
-                         Store, const float*);
-// A kernel family: `lanes` floats a vector, up to kRows[NV] rows by NV vectors a block (NV = 1..kVectors).
-// The rows give enough accumulators to cover the FMA latency (4 cycles at 2 a cycle) while they, NV rows of B
-// and a broadcast fit the registers: at most 24 of 32 zmm, 12 of 16 ymm.
-struct Kernels {
-  int64_t lanes, vectors;
-  const int* rows;
-  const BlockFn* const* blocks;  // blocks[NV][MR - 1]
-};
+using BlockFn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t, int64_t, size_t,
+                         bool, const float*);
 template <int NV, size_t... R>
-constexpr std::array<BlockFn, sizeof...(R)> blocks512(std::index_sequence<R...>) {
-  return {block512<int(R) + 1, NV>...};
+constexpr std::array<BlockFn, sizeof...(R)> BlocksOf(std::index_sequence<R...>) {
+  return {Block<int(R) + 1, NV>...};
 }
-template <int NV, size_t... R>
-constexpr std::array<BlockFn, sizeof...(R)> blocks256(std::index_sequence<R...>) {
-  return {block256<int(R) + 1, NV>...};
-}
-constexpr int kRows512[5] = {0, 12, 8, 6, 6}, kRows256[3] = {0, 12, 6};
 template <int NV>
-constexpr auto kBlocks512For = blocks512<NV>(std::make_index_sequence<kRows512[NV]>());
-template <int NV>
-constexpr auto kBlocks256For = blocks256<NV>(std::make_index_sequence<kRows256[NV]>());
-const BlockFn* const kBlocks512[5] = {nullptr, kBlocks512For<1>.data(), kBlocks512For<2>.data(),
-                                      kBlocks512For<3>.data(), kBlocks512For<4>.data()};
-const BlockFn* const kBlocks256[3] = {nullptr, kBlocks256For<1>.data(), kBlocks256For<2>.data()};
-const Kernels kAvx512{16, 4, kRows512, kBlocks512}, kAvx2{8, 2, kRows256, kBlocks256};
-
-// Whether OpenBLAS's interface (interface/gemm.c, sgemm_small_matrix_permit) takes its small-matrix kernels
-// rather than the level-3 driver. Row-major A @ Bᵀ is its column-major "TN" case.
-bool small_kernels(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
-  if (double(M) * double(N) * double(K) > kSmallMNK) return false;
-  return !(!trans_a && trans_b && (M * N > 1200 || K < 32));
+constexpr auto kBlocksOf = BlocksOf<NV>(std::make_index_sequence<kRows[NV]>());
+template <size_t... NV>
+constexpr std::array<const BlockFn*, sizeof...(NV) + 1> AllBlocks(std::index_sequence<NV...>) {
+  return {nullptr, kBlocksOf<int(NV) + 1>.data()...};
 }
+constexpr auto kBlocks = AllBlocks(std::make_index_sequence<kVectors>());  // kBlocks[NV][MR - 1]
 
-// The level-3 driver's K blocks with one thread (driver/level3/level3.c): a whole block while 2 or more
-// remain, then the rest in one block, or in two halves (the first rounded up to 16) if it is over one block.
-int64_t next_block(int64_t rest) {
-  if (rest >= 2 * kBlockK) return kBlockK;
-  return rest > kBlockK ? (rest / 2 + 15) / 16 * 16 : rest;
+#if HWY_TARGET != HWY_SCALAR  // which has no interleaves
+// out (K x N, row-major) = the transpose of b (N x K, row stride ldb) in tiles of lanes x lanes (4 or 8),
+// over the columns and k that fill whole tiles: pairs of rows interleaved, then pairs of those (as 64-bit
+// lanes), which transposes each 128-bit block, then (8 lanes) the blocks exchanged.
+template <class DF>
+void TransposeTiles(DF d, const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
+  using VF = hn::Vec<DF>;
+  constexpr int64_t kLanes = int64_t(hn::MaxLanes(DF()));
+  const hn::Repartition<uint64_t, DF> d64;
+  auto pairs = [&](VF x, VF y, bool upper) {
+    return hn::BitCast(d, upper ? hn::InterleaveUpper(d64, hn::BitCast(d64, x), hn::BitCast(d64, y))
+                                : hn::InterleaveLower(d64, hn::BitCast(d64, x), hn::BitCast(d64, y)));
+  };
+  for (int64_t j = 0; j + kLanes <= N; j += kLanes)
+    for (int64_t k = 0; k + kLanes <= K; k += kLanes) {
+      VF r[kLanes], t[kLanes];
+      for (int64_t q = 0; q < kLanes; ++q) r[q] = hn::LoadU(d, b + (j + q) * ldb + k);
+      for (int64_t q = 0; q < kLanes; q += 2) {
+        t[q] = hn::InterleaveLower(d, r[q], r[q + 1]);
+        t[q + 1] = hn::InterleaveUpper(d, r[q], r[q + 1]);
+      }
+      for (int64_t q = 0; q < kLanes; q += 4)
+        for (int64_t h = 0; h < 2; ++h) {
+          r[q + 2 * h] = pairs(t[q + h], t[q + 2 + h], false);
+          r[q + 2 * h + 1] = pairs(t[q + h], t[q + 2 + h], true);
+        }
+      for (int64_t q = 0; q < 4; ++q) {
+        if constexpr (kLanes == 4) {
+          hn::StoreU(r[q], d, out + (k + q) * N + j);
+        } else {
+          hn::StoreU(hn::ConcatLowerLower(d, r[q + 4], r[q]), d, out + (k + q) * N + j);
+          hn::StoreU(hn::ConcatUpperUpper(d, r[q + 4], r[q]), d, out + (k + q + 4) * N + j);
+        }
+      }
+    }
 }
+#endif
 
-// out (K x N, row-major) = the transpose of b (N x K, row stride ldb).
-void transpose_rows(const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
-  for (int64_t j = 0; j < N; ++j)
-    for (int64_t k = 0; k < K; ++k) out[k * N + j] = b[j * ldb + k];
-}
-
-// transpose_rows with 16 entries of a row of out, ldb apart in b, in one gather (the scalar loop was 2.6 %
-// of a bench_step S profile on SkylakeX, mostly the per-head q @ kᵀ). Strides whose 16th multiple does not
-// fit the gather's 32-bit offsets take the scalar loop.
-[[gnu::target("avx512f")]] void transpose512(const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
-  if (16 * ldb > INT32_MAX) return transpose_rows(b, ldb, N, K, out);
-  const __m512i offsets = _mm512_mullo_epi32(_mm512_set1_epi32(int32_t(ldb)),
-                                             _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-  for (int64_t j = 0; j < N; j += 16) {
-    const __mmask16 cols = N - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (N - j)) - 1);
-    for (int64_t k = 0; k < K; ++k)
-      _mm512_mask_storeu_ps(out + k * N + j, cols,
-                            _mm512_mask_i32gather_ps(_mm512_setzero_ps(), cols, offsets, b + j * ldb + k, 4));
+// TransposeTiles for 16 lanes (AVX-512; tiles would need another stage), over the columns that fill whole
+// vectors: a vector of out's row gathers entries ldb apart in b, four gathers issued before their stores (a
+// gather also reads its destination register, which the compiler reuses: one at a time, each waited for the
+// last). ldb·lanes must fit the gather's 32-bit offsets.
+template <class DF>
+void TransposeGathers(DF d, const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
+  using VF = hn::Vec<DF>;
+  const int64_t lanes = int64_t(hn::Lanes(d));
+  const hn::RebindToSigned<DF> di;
+  const auto offsets = hn::Mul(hn::Iota(di, 0), hn::Set(di, int32_t(ldb)));
+  for (int64_t j = 0; j + lanes <= N; j += lanes) {
+    int64_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+      VF rows[4];
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) rows[q] = hn::GatherIndex(d, b + j * ldb + k + q, offsets);
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) hn::StoreU(rows[q], d, out + (k + q) * N + j);
+    }
+    for (; k < K; ++k) hn::StoreU(hn::GatherIndex(d, b + j * ldb + k, offsets), d, out + k * N + j);
   }
 }
 
-// transpose_rows in 8 x 8 tiles of AVX2 shuffles (the scalar loop was 3 % of bench_step S on a Zen 3); the
-// edges of N and K that fill no tile take the scalar loop.
-[[gnu::target("avx2")]] void transpose256(const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
-  const int64_t n8 = N / 8 * 8, k8 = K / 8 * 8;
-  for (int64_t j = 0; j < n8; j += 8)
-    for (int64_t k = 0; k < k8; k += 8) {
-      __m256 r[8], t[8];
-      for (int q = 0; q < 8; ++q) r[q] = _mm256_loadu_ps(b + (j + q) * ldb + k);
-      for (int q = 0; q < 8; q += 2) {  // pairs of rows interleaved
-        t[q] = _mm256_unpacklo_ps(r[q], r[q + 1]);
-        t[q + 1] = _mm256_unpackhi_ps(r[q], r[q + 1]);
-      }
-      for (int q = 0; q < 8; q += 4)  // then fours: lane l of row c holds b[j + q..q+3][k + ...]
-        for (int h = 0; h < 2; ++h) {
-          r[q + 2 * h] = _mm256_shuffle_ps(t[q + h], t[q + 2 + h], _MM_SHUFFLE(1, 0, 1, 0));
-          r[q + 2 * h + 1] = _mm256_shuffle_ps(t[q + h], t[q + 2 + h], _MM_SHUFFLE(3, 2, 3, 2));
-        }
-      for (int q = 0; q < 4; ++q) {  // and the 128-bit halves: rows j..j+3 with j+4..j+7
-        _mm256_storeu_ps(out + (k + q) * N + j, _mm256_permute2f128_ps(r[q], r[q + 4], 0x20));
-        _mm256_storeu_ps(out + (k + q + 4) * N + j, _mm256_permute2f128_ps(r[q], r[q + 4], 0x31));
-      }
-    }
-  for (int64_t jj = 0; jj < N; ++jj)
-    for (int64_t kk = jj < n8 ? k8 : 0; kk < K; ++kk) out[kk * N + jj] = b[jj * ldb + kk];
+// out (K x N, row-major) = the transpose of b (N x K, row stride ldb): tiles or gathers, then what they left
+// (and everything on the scalar target) one by one. A template, so that only this target's branch compiles.
+template <class DF>
+void Transpose(DF d, const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
+  constexpr int64_t kLanes = int64_t(hn::MaxLanes(DF()));
+  int64_t n_done = 0, k_done = 0;  // out's columns [0, n_done) are done for k in [0, k_done)
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (kLanes == 4 || kLanes == 8) {
+    TransposeTiles(d, b, ldb, N, K, out);
+    n_done = N / kLanes * kLanes, k_done = K / kLanes * kLanes;
+  }
+#endif
+  if (kLanes == 16 && kLanes * ldb <= INT32_MAX) {
+    TransposeGathers(d, b, ldb, N, K, out);
+    n_done = N / kLanes * kLanes, k_done = K;
+  }
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t k = j < n_done ? k_done : 0; k < K; ++k) out[k * N + j] = b[j * ldb + k];
 }
 
 }  // namespace
 
-bool sgemm_small_gives_blas_bits() { return target().mode == Mode::blas_bits; }
-
-bool sgemm_small_takes(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
-  const Mode mode = target().mode;
-  if (mode == Mode::off || K < 1 || M < 1 || N < 1) return false;
-  const double mnk = double(M) * double(N) * double(K);
-  if (mnk >= kMaxMNK) return false;
-  if (mode == Mode::in_order) return true;
-  // The level-3 path: products OpenBLAS would spread over its threads stay there (ours runs on one), and
-  // its K blocks are known for one thread only.
-  if (!small_kernels(trans_a, trans_b, M, N, K))
-    return openblas_get_num_threads() == 1 || (mnk <= kThreadMNK && K <= kBlockK);
-  if (K < 32) return true;
-  if (!trans_a && !trans_b) return N % 16 == 0 || N % 16 > 8;  // else the dot-style remainder kernel
-  return !(!trans_a && trans_b);                                // the "TN" small kernel is dot-style
-}
-
-bool sgemm_sums_onto_c(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
-  return sgemm_small_gives_blas_bits() && K >= 1 && K <= kBlockK && M >= 1 && N >= 1 &&
-         !small_kernels(trans_a, trans_b, M, N, K);
-}
-
-void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
-                         const int64_t* a_at, const float* b, int64_t ldb, const int64_t* b_at, float* c,
-                         const int64_t* c_at, int64_t ldc, int64_t count, const float* bias) {
-  const bool avx512 = target().avx512;
-  const Kernels& kernels = avx512 ? kAvx512 : kAvx2;
-  const int64_t width = kernels.lanes * kernels.vectors;  // columns a block takes at most
-  // Bᵀ stored (N x K) is copied to (K x N) so that each k reads a contiguous row of B.
-  thread_local std::vector<float> packed;
-  if (trans_b) packed.resize(size_t(K * N));
+// kernels.h's sgemm_small_batched on this target.
+void SgemmBatched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+                  const int64_t* a_at, const float* b, int64_t ldb, const int64_t* b_at, float* c, const int64_t* c_at,
+                  int64_t ldc, int64_t count, const float* bias) {
+  const int64_t lanes = int64_t(hn::Lanes(D())), width = lanes * kVectors;  // columns a block takes at most
+  // Bᵀ stored (N x K) is copied to (K x N) so that each k reads a contiguous row of B, on whole cache lines
+  // (a vector load across two lines costs two).
+  thread_local hwy::AlignedFreeUniquePtr<float[]> packed;
+  thread_local size_t packed_size = 0;
+  if (trans_b && packed_size < size_t(K * N)) packed = hwy::AllocateAligned<float>(packed_size = size_t(K * N));
   const int64_t ai = trans_a ? 1 : lda, ak = trans_a ? lda : 1;
-  // OpenBLAS's level-3 K blocks where we give its bits, else blocks of kInOrderK resumed from C (one pass's
-  // bits): a block's rows of B stay in L1 for every block of rows of A.
-  const bool blas_bits = sgemm_small_gives_blas_bits();
-  const bool level3 = blas_bits && !small_kernels(trans_a, trans_b, M, N, K);
   for (int64_t p = 0; p < count; ++p) {
     const float* pa = a + a_at[p];
     const float* pb = b + b_at[p];
     int64_t ld = ldb;
     float* pc = c + c_at[p];
     if (trans_b) {
-      (avx512 ? transpose512 : transpose256)(pb, ldb, N, K, packed.data());
-      pb = packed.data(), ld = N;
+      Transpose(D(), pb, ldb, N, K, packed.get());
+      pb = packed.get(), ld = N;
     }
-    for (int64_t k0 = 0; k0 < K;) {
-      const int64_t kl = level3 ? next_block(K - k0) : blas_bits ? K : std::min(kInOrderK, K - k0);
-      const Store store = level3 ? (k0 == 0 ? Store::onto_zero : Store::add) : k0 == 0 ? Store::sum : Store::resume;
-      const float* with = k0 + kl == K ? bias : nullptr;  // onto the complete sum
+    for (int64_t k0 = 0; k0 < K; k0 += kBlockK) {
+      const int64_t kl = std::min(kBlockK, K - k0);
+      const float* with = k0 + kl == K ? bias : nullptr;  // onto the whole sum
       for (int64_t j = 0; j < N; j += width) {
-        const int64_t cols = std::min(width, N - j), nv = (cols + kernels.lanes - 1) / kernels.lanes;
-        const int64_t tail = cols - kernels.lanes * (nv - 1), step = kernels.rows[nv];
+        const int64_t cols = std::min(width, N - j), nv = (cols + lanes - 1) / lanes;
+        const int64_t tail = cols - lanes * (nv - 1), step = kRows[nv];
         for (int64_t i = 0; i < M; i += step) {
           const int64_t rows = std::min(step, M - i);
-          kernels.blocks[nv][rows - 1](pa + i * ai + k0 * ak, ai, ak, pb + k0 * ld + j, ld, pc + i * ldc + j, ldc, kl,
-                                       tail, store, with ? with + j : nullptr);
+          kBlocks[size_t(nv)][rows - 1](pa + i * ai + k0 * ak, ai, ak, pb + k0 * ld + j, ld, pc + i * ldc + j, ldc, kl,
+                                        size_t(tail), k0 > 0, with ? with + j : nullptr);
         }
       }
-      k0 += kl;
     }
   }
 }
 
+// Whether this target has vectors (kernels.h's rule).
+bool HasVectors() { return HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128; }
+
+}  // namespace tg::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tg::cpu {
+
+HWY_EXPORT(SgemmBatched);
+HWY_EXPORT(HasVectors);
+
+namespace {
+constexpr double kMaxMNK = 256.0 * 256 * 256;  // from here OpenBLAS's cache blocking wins
+}  // namespace
+
+bool sgemm_small_takes(bool, bool, int64_t M, int64_t N, int64_t K) {
+  if (K < 1 || M < 1 || N < 1 || double(M) * double(N) * double(K) >= kMaxMNK) return false;
+  return HWY_DYNAMIC_DISPATCH(HasVectors)();
+}
+
+void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+                         const int64_t* a_at, const float* b, int64_t ldb, const int64_t* b_at, float* c,
+                         const int64_t* c_at, int64_t ldc, int64_t count, const float* bias) {
+  HWY_DYNAMIC_DISPATCH(SgemmBatched)(trans_a, trans_b, M, N, K, a, lda, a_at, b, ldb, b_at, c, c_at, ldc, count, bias);
+}
+
 }  // namespace tg::cpu
+#endif  // HWY_ONCE

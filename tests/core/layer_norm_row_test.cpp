@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/cpu/kernels.h"
-#include "hwy_targets.h"
+#include "core/targets.h"
 #include "reference.h"
 
 using namespace tg;

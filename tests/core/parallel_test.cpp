@@ -6,9 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
-#include <cmath>
 #include <mutex>
-#include <string>
 
 #include "core/cpu/kernels.h"
 #include "core/error.h"
@@ -25,8 +23,6 @@ struct ThreadsGuard {
   int saved = get_num_threads();
   ~ThreadsGuard() { set_num_threads(saved); }
 };
-
-constexpr size_t kSplitProducts[2] = {9, 10};  // run_kernels' results that come from products split by rows
 
 // The kernels with a threaded path, on one big input; returned as flat f64 vectors to compare bitwise.
 std::vector<std::vector<double>> run_kernels(const Tensor& x, const Tensor& y) {
@@ -46,7 +42,7 @@ std::vector<std::vector<double>> run_kernels(const Tensor& x, const Tensor& y) {
   // Products: one large enough to be split by rows (with B's rows 4096 apart, and with A transposed), and
   // 256 small ones spread over the threads.
   const Tensor b = y.view({256, 4096}).slice(1, 0, 256);
-  keep(matmul(x.view({4096, 256}), b));  // kSplitProducts
+  keep(matmul(x.view({4096, 256}), b));
   keep(matmul(x.view({256, 4096}).mT(), b));
   keep(matmul(x.view({256, 64, 64}), y.view({256, 64, 64})));
   return out;
@@ -76,20 +72,10 @@ TEST_CASE("kernels give identical results with 1 and 2 threads, across pool resi
   set_num_threads(2);  // grows the pool again after it ran jobs
   auto again = run_kernels(x, y);
   REQUIRE(one.size() == two.size());
-  // The products split by rows: the same bits on SkylakeX's kernels (and the generic ones), but Haswell's
-  // (which OpenBLAS's Zen core runs too) sum the last rows of a part otherwise than inside the whole (as with
-  // OpenBLAS's own threads): the last bit may differ there.
-  const std::string core = blas_info().core;
-  const bool exact_parts = core != "Haswell" && core != "Zen";
   for (size_t k = 0; k < one.size(); ++k) {
     CAPTURE(k);
     CHECK(again[k] == two[k]);
-    if (exact_parts || (k != kSplitProducts[0] && k != kSplitProducts[1])) {
-      CHECK(one[k] == two[k]);
-      continue;
-    }
-    for (size_t i = 0; i < one[k].size(); ++i)
-      if (std::abs(one[k][i] - two[k][i]) > 1e-5 * (1 + std::abs(one[k][i]))) CHECK(one[k][i] == two[k][i]);
+    CHECK(one[k] == two[k]);  // the products split by rows too, on every OpenBLAS core
   }
   // and the threaded result is right, not just repeatable
   std::vector<double> xs = x.to_vector<double>(), ys = y.to_vector<double>();

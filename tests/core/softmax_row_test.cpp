@@ -15,7 +15,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "core/random.h"
-#include "hwy_targets.h"
+#include "core/targets.h"
 #include "reference.h"
 
 using namespace tg;
