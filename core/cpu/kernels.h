@@ -1,8 +1,10 @@
 #pragma once
-// The kernel room's one door. Everything core/ computes on raw buffers, it computes through these functions:
-// the thread pool's loops, the small-GEMM kernel, the softmax and layer-norm lines, and (as they move here)
-// the elementwise, mask, random and optimizer kernels. The room (core/cpu/) is the only place with SIMD;
-// nothing outside it includes intrinsics, and its headers are not installed: these are not public API.
+// The kernel room's one door. What core/ (and Adam) computes on raw buffers with SIMD, it computes through
+// these functions: the thread pool's loops, the small-GEMM kernel, the softmax and layer-norm lines, the
+// elementwise, packed-mask, random-lane and Adam kernels. Each is written once on Google Highway and
+// dispatched at run time to the best target the CPU has (AVX-512, AVX2, SSE4, NEON, scalar). The room
+// (core/cpu/) is the only place with SIMD; nothing outside it includes Highway, and its headers are not
+// installed: these are not public API.
 // Pointers are contiguous f32 unless said otherwise; n counts elements.
 #include <cstdint>
 #include <functional>

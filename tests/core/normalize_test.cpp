@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 
-#include "core/cpu/fast_math.h"
 #include "core/error.h"
 #include "core/ops.h"
 #include "core/random.h"
@@ -193,31 +192,6 @@ TEST_CASE("softmax and normalize errors name the op, dim and shape") {
   CHECK_THROWS_WITH_AS(normalize(ones({2, 3}), 1, NAN), doctest::Contains("got nan"), ValueError);
   CHECK_THROWS_WITH_AS(normalize(ones({2, 3}, i64), 1, 1e-5), doctest::Contains("layer_norm: expected a floating dtype"),
                        DTypeError);
-}
-
-TEST_CASE("exp_f32 is within 1 ulp of exp in double, denormals and overflow included") {
-  double worst_ulp = 0, worst_denormal = 0;
-  for (double xd = -110; xd <= 90; xd += 1e-3) {
-    const float x = float(xd);
-    const double got = cpu::exp_f32(x), want = std::exp(double(x));
-    if (want > std::numeric_limits<float>::max()) {
-      CHECK(std::isinf(got));
-    } else if (want < std::numeric_limits<float>::min()) {
-      worst_denormal = std::max(worst_denormal, std::fabs(got - want) / std::ldexp(1.0, -149));
-    } else {
-      worst_ulp = std::max(worst_ulp, std::fabs(got - want) / std::ldexp(1.0, std::ilogb(want) - 23));
-    }
-  }
-  CHECK(worst_ulp <= 1.0);
-  CHECK(worst_denormal <= 1.0);
-  CHECK(cpu::exp_f32(0.0f) == 1.0f);
-  CHECK(cpu::exp_f32(INFINITY) == INFINITY);
-  CHECK(std::isnan(cpu::exp_f32(NAN)));
-  for (float x : {-INFINITY, -200.0f, -104.5f, -103.98f}) {  // +0 below -104 (set by a mask), not -0
-    CAPTURE(x);
-    CHECK(std::bit_cast<uint32_t>(cpu::exp_f32(x)) == 0u);
-  }
-  CHECK(cpu::exp_f32(-103.9f) == std::ldexp(1.0f, -149));  // the smallest denormal, just above
 }
 
 TEST_CASE("softmax_backward and log_softmax_backward match their compositions along every dim and layout") {
