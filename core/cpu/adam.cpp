@@ -16,11 +16,17 @@ HWY_BEFORE_NAMESPACE();
 namespace tg::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// x rounded to f32, as static_cast<float> rounds it (the scalar target's DemoteTo turns ±inf into ±max).
+// x rounded to f32, as static_cast<float> rounds it (the emulated targets' DemoteTo, SCALAR's and EMU128's,
+// which clang builds as the baseline, turns ±inf into ±max).
 template <class DF, class VD>
 HWY_INLINE hn::Vec<DF> Narrow(DF df, VD x) {
-#if HWY_TARGET == HWY_SCALAR
-  return hn::Set(df, static_cast<float>(hn::GetLane(x)));
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+  const hn::DFromV<VD> dd;
+  double wide[16];
+  float narrow[16] = {};
+  hn::StoreU(x, dd, wide);
+  for (size_t i = 0; i < hn::Lanes(dd); ++i) narrow[i] = static_cast<float>(wide[i]);
+  return hn::LoadU(df, narrow);
 #else
   return hn::DemoteTo(df, x);
 #endif
