@@ -1,8 +1,6 @@
 // The line loop of the elementwise kernels (unary.cpp, binary.cpp), per Highway target: whole vectors loaded
-// and stored plain, the last partial one through a copy on the stack. No masked loads or stores: on an AMD
-// Zen 5 a masked load from memory started no hardware prefetch stream, and whole blocks stored masked were
-// as slow (bench/RESULTS.md); and no lane past n is read or written, so threads may own adjacent chunks. Two
-// vectors per step: gelu's long dependency chains (a polynomial, a division) kept the old compiled loops'
+// and stored plain, the last partial one through tail-inl.h's LoadTail and StoreTail, which read and write no
+// lane past n, so threads may own adjacent chunks. Two vectors per step: gelu's long dependency chains (a polynomial, a division) kept the old compiled loops'
 // pace only so (bench/RESULTS.md).
 // Included after hwy/highway.h, inside HWY_BEFORE_NAMESPACE, by a file built through foreach_target.h.
 #if defined(TG_CPU_MAP_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -13,24 +11,18 @@
 #endif
 
 #include <cstdint>
-#include <cstring>
 
 #include <hwy/highway.h>
+
+#include "core/cpu/tail-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tg::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// A lane buffer for the last partial vector: HWY_MAX_BYTES is a compile-time bound on every target (SVE too).
-template <class T>
-struct LaneBuffer {
-  HWY_ALIGN_MAX T lanes[HWY_MAX_BYTES / sizeof(T)] = {};
-};
-
 // y[i] = f(d, x[i]) for i < n; lanes past n in the last vector compute on zeros.
 template <class D, class F>
 HWY_INLINE void Map(D d, const hn::TFromD<D>* x, hn::TFromD<D>* y, int64_t n, F f) {
-  using T = hn::TFromD<D>;
   const int64_t lanes = int64_t(hn::Lanes(d));
   int64_t i = 0;
   for (; i + 2 * lanes <= n; i += 2 * lanes) {
@@ -40,16 +32,13 @@ HWY_INLINE void Map(D d, const hn::TFromD<D>* x, hn::TFromD<D>* y, int64_t n, F 
   }
   for (; i + lanes <= n; i += lanes) hn::StoreU(f(d, hn::LoadU(d, x + i)), d, y + i);
   if (i == n) return;
-  LaneBuffer<T> t;
-  std::memcpy(t.lanes, x + i, size_t(n - i) * sizeof(T));
-  hn::Store(f(d, hn::Load(d, t.lanes)), d, t.lanes);
-  std::memcpy(y + i, t.lanes, size_t(n - i) * sizeof(T));
+  const size_t left = size_t(n - i);
+  StoreTail(f(d, LoadTail(d, x + i, left)), d, y + i, left);
 }
 
 // y[i] = f(d, a[i], b[i]) for i < n, where a scalar operand (kScalarA, kScalarB) is a[0] (b[0]) for every i.
 template <bool kScalarA, bool kScalarB, class D, class F>
 HWY_INLINE void Map(D d, const hn::TFromD<D>* a, const hn::TFromD<D>* b, hn::TFromD<D>* y, int64_t n, F f) {
-  using T = hn::TFromD<D>;
   if (n <= 0) return;
   const int64_t lanes = int64_t(hn::Lanes(d));
   const auto sa = hn::Set(d, a[0]), sb = hn::Set(d, b[0]);
@@ -66,13 +55,10 @@ HWY_INLINE void Map(D d, const hn::TFromD<D>* a, const hn::TFromD<D>* b, hn::TFr
     hn::StoreU(f(d, va, vb), d, y + i);
   }
   if (i == n) return;
-  LaneBuffer<T> ta, tb;
-  if (!kScalarA) std::memcpy(ta.lanes, a + i, size_t(n - i) * sizeof(T));
-  if (!kScalarB) std::memcpy(tb.lanes, b + i, size_t(n - i) * sizeof(T));
-  const auto va = kScalarA ? sa : hn::Load(d, ta.lanes);
-  const auto vb = kScalarB ? sb : hn::Load(d, tb.lanes);
-  hn::Store(f(d, va, vb), d, ta.lanes);
-  std::memcpy(y + i, ta.lanes, size_t(n - i) * sizeof(T));
+  const size_t left = size_t(n - i);
+  const auto va = kScalarA ? sa : LoadTail(d, a + i, left);
+  const auto vb = kScalarB ? sb : LoadTail(d, b + i, left);
+  StoreTail(f(d, va, vb), d, y + i, left);
 }
 
 }  // namespace tg::cpu::HWY_NAMESPACE

@@ -2,18 +2,17 @@
 // element i takes its bits from the word of i at bit i % 64 (N divides 64, and every line starts on a word),
 // as a Highway mask through LoadMaskBits, and gives comparisons back through StoreMaskBits. Every lane does
 // the one IEEE operation of the scalar definitions (a product, a comparison, a selection), so each target
-// gives their bits. Whole vectors are loaded and stored plain; only the last partial one goes through a
-// copy on the stack: masked loads from memory stopped the hardware prefetcher (AMD Zen 5), and the SSE4
-// target's masked load reads the whole vector.
+// gives their bits. Whole vectors are loaded and stored plain; only the last partial one goes through
+// tail-inl.h's LoadTail and StoreTail (masked loads from memory stopped the hardware prefetcher on AMD Zen 5).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/cpu/mask.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
 #include <bit>
-#include <cstring>
 
 #include "core/cpu/kernels.h"
+#include "core/cpu/tail-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tg::cpu::HWY_NAMESPACE {
@@ -50,17 +49,15 @@ HWY_INLINE hn::Vec<D> LoadPlain(D d, const T* p) {
 }
 
 // out[i, i + N) = f(i, x[i, i + N), valid) over [0, n): whole vectors in place (valid = N), then the last
-// n - i < N elements through a zero-filled copy (valid = n - i).
+// n - i < N elements, zeros past them, through LoadTail and StoreTail (valid = n - i).
 template <class D, class T, class F>
 HWY_INLINE void MapLanes(D d, const T* x, T* out, int64_t n, F f) {
   const int64_t N = int64_t(hn::Lanes(d));
   int64_t i = 0;
   for (; i + N <= n; i += N) hn::StoreU(f(i, LoadPlain(d, x + i), N), d, out + i);
   if (i == n) return;
-  HWY_ALIGN T buf[hn::MaxLanes(D())] = {};
-  std::memcpy(buf, x + i, size_t(n - i) * sizeof(T));
-  hn::Store(f(i, hn::Load(d, buf), n - i), d, buf);
-  std::memcpy(out + i, buf, size_t(n - i) * sizeof(T));
+  const size_t left = size_t(n - i);
+  StoreTail(f(i, LoadTail(d, x + i, left), int64_t(left)), d, out + i, left);
 }
 
 template <class T>
@@ -100,14 +97,8 @@ HWY_INLINE uint64_t PositiveBits(D d, const T* x, int64_t count) {
   const int64_t N = int64_t(hn::Lanes(d));
   uint64_t word = 0;
   for (int64_t j = 0; j < count; j += N) {
-    auto v = hn::Zero(d);
-    if (j + N <= count) {
-      v = hn::LoadU(d, x + j);
-    } else {  // its lanes past count are 0, not > 0
-      HWY_ALIGN T buf[hn::MaxLanes(D())] = {};
-      std::memcpy(buf, x + j, size_t(count - j) * sizeof(T));
-      v = hn::Load(d, buf);
-    }
+    // The last vector's lanes past count are 0, not > 0.
+    const auto v = j + N <= count ? hn::LoadU(d, x + j) : LoadTail(d, x + j, size_t(count - j));
     word |= WordOf(d, hn::Gt(v, hn::Zero(d))) << j;
   }
   return word;
