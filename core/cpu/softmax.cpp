@@ -56,7 +56,17 @@ HWY_INLINE float LineMax(DF d, Input input, size_t n) {
   ForBlocks(d, n, [&](size_t j, auto s) {
     mx = hn::Max(s.Keep(d, input.Load(d, s, j), minus_inf), mx);
   });
+#if HWY_TARGET == HWY_EMU128
+  // Highway 1.0.3's emulated MaxOfLanes starts from the lowest finite float, so an all -inf vector would give
+  // -FLT_MAX, not -inf: the lanes are folded here instead.
+  float lanes[hn::MaxLanes(DF())];
+  hn::StoreU(mx, d, lanes);
+  float m = -kInf;
+  for (float x : lanes) m = x > m ? x : m;
+  return m;
+#else
   return hn::GetLane(hn::MaxOfLanes(d, mx));
+#endif
 }
 
 // A line whose max is -inf (every element -inf): zeros, or NaNs if it holds a NaN.
