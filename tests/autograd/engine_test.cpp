@@ -153,6 +153,11 @@ TEST_CASE("split names the shape when the sizes do not add up") {
                        ShapeError);
 }
 
+TEST_CASE("masked_scale names the mask and the element count when the mask does not fit") {
+  CHECK_THROWS_WITH_AS(masked_scale(leaf({1, 2, 3}), zeros({2}, i64), 2.0),
+                       doctest::Contains("masked_scale: packed mask (2,) i64 does not hold 3 elements"), ShapeError);
+}
+
 TEST_CASE("modifying a saved input in place before backward throws naming the op") {
   Variable a = leaf({1, 2}), b = leaf({3, 4});
   Variable y = sum(a * b);
