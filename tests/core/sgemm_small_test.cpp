@@ -15,8 +15,10 @@
 #include "core/cpu/kernels.h"
 #include "core/ops.h"
 #include "core/random.h"
+#include "core/targets.h"
 
 using namespace tg::cpu;
+using tg::test::for_each_target;
 
 namespace {
 
@@ -84,24 +86,13 @@ struct Pool {
   float operator()() { return values[next++ % values.size()]; }
 };
 
-// Runs f(target name) on every Highway target compiled and supported here, the best one last.
-template <class F>
-void on_every_target(F&& f) {
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
-    f(hwy::TargetName(target));
-  }
-  hwy::SetSupportedTargetsForTest(0);
-}
-
 }  // namespace
 
 TEST_CASE("sgemm_small sums each element over k in order, one multiply-add a term, on every target") {
   const int64_t dims[] = {1, 2, 3, 5, 8, 9, 15, 16, 17, 24, 25, 31, 33, 48, 63, 64, 65, 100, 129};
   const int64_t ks[] = {1, 2, 3, 8, 15, 16, 17, 31, 33, 64, 255, 256, 257, 600};
   Pool pool(7);
-  on_every_target([&](const char* target) {
-    CAPTURE(target);
+  for_each_target([&] {
     const bool fused = fuses();
     int compared = 0;
     for (int t = 0; t < 4; ++t)
@@ -133,8 +124,7 @@ TEST_CASE("sgemm_small is within K·eps·Σ|a||b| of the f64 product and 2·K·e
   const int64_t dims[] = {1, 7, 17, 40, 64};
   const int64_t ks[] = {1, 5, 31, 200, 1000};
   Pool pool(9);
-  on_every_target([&](const char* target) {
-    CAPTURE(target);
+  for_each_target([&] {
     for (int t = 0; t < 4; ++t)
       for (int64_t M : dims)
         for (int64_t N : dims)
@@ -172,8 +162,7 @@ TEST_CASE("sgemm_small is within K·eps·Σ|a||b| of the f64 product and 2·K·e
 
 TEST_CASE("sgemm_small propagates inf and NaN as the in-order sum does") {
   const float inf = INFINITY, nan = NAN;
-  on_every_target([&](const char* target) {
-    CAPTURE(target);
+  for_each_target([&] {
     const bool fused = fuses();
     // A row with a NaN, one with inf (against B's signs: ±inf, or NaN where inf meets a zero or -inf), a
     // column of B with -inf, ±0 everywhere else.
