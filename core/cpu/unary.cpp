@@ -58,10 +58,8 @@ void GeluTanhF32(const float* x, float* y, int64_t n) {
 // into denormals). -a²/2 - n·ln2 is formed exactly (rounding a² first would cost up to 100 ulp at a = 14);
 // e^r is a degree-6 polynomial (minimax, 2e-9) on |r| ≤ ln2/2; r is a (4, 5) rational in a, the form of
 // Cody's and Hart's erfc/Φ rationals, fitted minimax to Φ(-a)·e^(a²/2) on [0, 14.5] (relative error 1e-8
-// with these f32 coefficients). tools/fit_gelu.py computes every constant.
-struct NormalTail {
-  VF a, p, r, s;
-};
+// with these f32 coefficients). tools/fit_gelu.py computes every constant. The four vectors go to a continuation,
+// not a struct: SVE's vectors are sizeless and cannot be members.
 
 // -a² - c·n exactly but for one rounding: one fma where the target has it, else a² split in two exact halves
 // (Veltkamp and Dekker) and c·n exact (c has 16 bits, n 8).
@@ -78,7 +76,8 @@ HWY_INLINE VF MinusSquareMinus(DF d, VF a, VF cn) {
 #endif
 }
 
-HWY_INLINE NormalTail Tail(DF d, VF x) {
+template <class Use>
+HWY_INLINE VF WithTail(DF d, VF x, Use use) {
   const hn::RebindToUnsigned<DF> du;
   const VF a = hn::BitCast(d, hn::Min(hn::BitCast(du, hn::Abs(x)), hn::Set(du, 0x41700000u)));  // NaN, inf: 15
   // n = round(-a²/(2 ln2)); the low bits of t hold n + 191, so t's bits << 23 are 2^(n+64).
@@ -98,20 +97,20 @@ HWY_INLINE NormalTail Tail(DF d, VF x) {
   VF den = hn::Add(a, hn::Set(d, 9.872253418e+0f));
   for (float c : {4.550214767e+1f, 1.165504837e+2f, 1.622967987e+2f, 9.692463684e+1f})
     den = hn::MulAdd(den, a, hn::Set(d, c));
-  return {a, p, hn::Div(num, den), s};
+  return use(a, p, hn::Div(num, den), s);
 }
 
 // gelu(x) = x·Φ(x) = x·step(x) - |x|·Φ(-|x|), step(x) = 1 for x ≥ +0 and 0 for x ≤ -0 (x·step keeps NaN).
 HWY_INLINE VF Gelu(DF d, VF x) {
-  const NormalTail t = Tail(d, x);
   const VF x_step = hn::IfNegativeThenElse(x, hn::Mul(x, hn::Zero(d)), x);
-  return hn::NegMulAdd(hn::Mul(t.p, t.r), hn::Mul(t.a, t.s), x_step);
+  return WithTail(d, x, [&](VF a, VF p, VF r, VF s) { return hn::NegMulAdd(hn::Mul(p, r), hn::Mul(a, s), x_step); });
 }
 
 // gelu'(x) = Φ(x) + x·φ(x): D = Φ(-a) - a·φ(a) for x < 0 and 1 - D for x ≥ 0; + x·0 makes NaN of NaN and ±inf.
 HWY_INLINE VF GeluGrad(DF d, VF x) {
-  const NormalTail t = Tail(d, x);
-  const VF dd = hn::Mul(hn::Mul(t.p, hn::MulAdd(t.a, hn::Set(d, -2.16267054e-20f), t.r)), t.s);  // 2^-64/√(2π)
+  const VF dd = WithTail(d, x, [&](VF a, VF p, VF r, VF s) {  // 2^-64/√(2π) below
+    return hn::Mul(hn::Mul(p, hn::MulAdd(a, hn::Set(d, -2.16267054e-20f), r)), s);
+  });
   const VF g = hn::IfNegativeThenElse(x, dd, hn::Sub(hn::Set(d, 1.0f), dd));
   return hn::MulAdd(x, hn::Zero(d), g);
 }
