@@ -11,9 +11,12 @@ namespace tg {
 
 BlasInfo blas_info() {
   BlasInfo b{"OpenBLAS", openblas_get_config(), openblas_get_corename(), get_num_threads(), "", ""};
+#if defined(__x86_64__)
+  // The suggestion covers the x86 cores whose choice matters most; elsewhere OpenBLAS's own detection stands.
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) b.suggested_core = "SkylakeX";
   else if (__builtin_cpu_supports("avx2")) b.suggested_core = "Haswell";
+#endif
   // The cores with AVX-512 kernels, and those with AVX2 ones (AMD's Zen included): a CPU with AVX-512 running
   // AVX2 kernels (an OPENBLAS_CORETYPE left in the environment) gets about half its sgemm speed.
   auto one_of = [&](std::initializer_list<const char*> cores) {
