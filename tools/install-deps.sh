@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tensorgrad builds with, skipping what is already there.
-# Usage: bash tools/install-deps.sh [--torch] [--fuzz] [--bench]   (--torch adds python3-torch, only needed to
-# regenerate fixtures and run the PyTorch side of the benchmarks; --fuzz adds clang and its libFuzzer/sanitizer
-# runtimes for tests/fuzz/run.sh; --bench adds Google Benchmark and python3-torch for bench/run.sh. The
-# sanitizer build with g++ needs nothing extra: libasan and libubsan come with it.)
+# Usage: bash tools/install-deps.sh [--torch] [--fuzz] [--bench] [--arm]   (--torch adds python3-torch, only
+# needed to regenerate fixtures and run the PyTorch side of the benchmarks; --fuzz adds clang and its
+# libFuzzer/sanitizer runtimes for tests/fuzz/run.sh; --bench adds Google Benchmark and python3-torch for
+# bench/run.sh; --arm adds the aarch64 cross toolchain, qemu-user and the arm64 libraries (Debian multiarch)
+# for tools/arm_check.sh. The sanitizer build with g++ needs nothing extra: libasan and libubsan come with it.)
 set -euo pipefail
 packages=(g++ cmake make libopenblas-dev libfmt-dev doctest-dev nlohmann-json3-dev libcli11-dev libhwy-dev)
 for arg in "$@"; do
@@ -11,7 +12,8 @@ for arg in "$@"; do
     --torch) packages+=(python3-torch python3-numpy) ;;
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     --bench) packages+=(libbenchmark-dev python3-torch python3-numpy) ;;
-    *) echo "install-deps.sh: unknown option '$arg' (expected --torch, --fuzz or --bench)" >&2; exit 2 ;;
+    --arm) packages+=(g++-aarch64-linux-gnu qemu-user ccache libopenblas-dev:arm64 libfmt-dev:arm64 libhwy-dev:arm64) ;;
+    *) echo "install-deps.sh: unknown option '$arg' (expected --torch, --fuzz, --bench or --arm)" >&2; exit 2 ;;
   esac
 done
 missing=()
@@ -24,6 +26,10 @@ sudo=""
 if [[ $(id -u) -ne 0 ]]; then
   command -v sudo >/dev/null || { echo "need root to install: apt-get install ${missing[*]}" >&2; exit 1; }
   sudo="sudo"
+fi
+# The :arm64 packages need their architecture known to dpkg before apt-get update reads its lists.
+if [[ " ${missing[*]}" == *:arm64* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $sudo dpkg --add-architecture arm64
 fi
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
