@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tensorgrad builds with, skipping what is already there.
-# Usage: bash tools/install-deps.sh [--torch] [--fuzz] [--bench]   (--torch adds python3-torch, only needed to
-# regenerate fixtures and run the PyTorch side of the benchmarks; --fuzz adds clang and its libFuzzer/sanitizer
-# runtimes for tests/fuzz/run.sh; --bench adds Google Benchmark and python3-torch for bench/run.sh. The
-# sanitizer build with g++ needs nothing extra: libasan and libubsan come with it.)
+# Usage: bash tools/install-deps.sh [--torch] [--fuzz] [--bench] [--data]
+# (--torch adds python3-torch, only needed to regenerate fixtures and run the PyTorch side of the benchmarks;
+# --fuzz adds clang and its libFuzzer/sanitizer runtimes for tests/fuzz/run.sh; --bench adds Google Benchmark
+# and python3-torch for bench/run.sh; --data adds fortunes and python3-sklearn, the sources that
+# examples/gpt/data and examples/digits/data were converted from once (the converted files are committed).
+# The sanitizer build with g++ needs nothing extra: libasan and libubsan come with it.)
 set -euo pipefail
 packages=(g++ cmake make libopenblas-dev libfmt-dev doctest-dev nlohmann-json3-dev libcli11-dev libhwy-dev)
 for arg in "$@"; do
@@ -11,7 +13,8 @@ for arg in "$@"; do
     --torch) packages+=(python3-torch python3-numpy) ;;
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     --bench) packages+=(libbenchmark-dev python3-torch python3-numpy) ;;
-    *) echo "install-deps.sh: unknown option '$arg' (expected --torch, --fuzz or --bench)" >&2; exit 2 ;;
+    --data) packages+=(fortunes python3-sklearn) ;;
+    *) echo "install-deps.sh: unknown option '$arg' (expected --torch, --fuzz, --bench or --data)" >&2; exit 2 ;;
   esac
 done
 missing=()
