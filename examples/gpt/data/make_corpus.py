@@ -9,9 +9,12 @@ the empty ones, the picture-like ones and exact repeats, and writes next to this
                 doc + "\\n%\\n" + doc + "\\n%\\n" + ... ; no document contains a line that is exactly "%".
   splits.txt    one line per document of fortunes.txt, in the same order: train, valid or test.
 
-The split is by document, from the document's own text: the first 8 bytes of SHA-256(UTF-8 text), as a
-big-endian integer, modulo 100: below 90 is train, below 95 valid, the rest test. It does not depend on
-the order of the files or on any random generator.
+Repeats are found on a loose key (the letters and digits, lowercased), so copies that differ only in
+spacing, case or punctuation count as one: the first is kept. The split is by document, from its text:
+the first 8 bytes of SHA-256 of the UTF-8 of its body (the document without its attribution lines, those
+starting with optional whitespace and "--", reduced to the loose key), as a big-endian integer, modulo
+100: below 90 is train, below 95 valid, the rest test. So a quotation that appears twice with different
+attributions lands in one part. It does not depend on the order of the files or on a random generator.
 
 Deterministic: the same package files give byte-identical outputs on any Python >= 3.8 (no randomness,
 no dict-order or locale dependence). README.md says which files are used and why the others are not.
@@ -129,11 +132,17 @@ def drop_reason(doc, seen):
         return "offensive"
     if doc.split("\n")[0] in NOT_ENGLISH:
         return "not English"
-    return "repeat" if doc in seen else None
+    return "repeat" if loose_key(doc) in seen else None
+
+
+def loose_key(text):
+    """The letters and digits of text, lowercased: equal for copies that differ in spacing or punctuation."""
+    return "".join(c for c in text.lower() if c.isalnum())
 
 
 def split_of(doc):
-    bucket = int.from_bytes(hashlib.sha256(doc.encode("utf-8")).digest()[:8], "big") % 100
+    body = "\n".join(line for line in doc.split("\n") if not line.lstrip().startswith("--"))
+    bucket = int.from_bytes(hashlib.sha256(loose_key(body).encode("utf-8")).digest()[:8], "big") % 100
     return "train" if bucket < 90 else "valid" if bucket < 95 else "test"
 
 
@@ -154,7 +163,7 @@ def main():
             if reason:
                 counts[reason] += 1
                 continue
-            seen.add(doc)
+            seen.add(loose_key(doc))
             kept.append(doc)
         kept_here = len(raw) - sum(counts.values())
         print(f"{name:14s} kept {kept_here:5d}  dropped " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
