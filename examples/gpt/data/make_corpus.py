@@ -3,7 +3,7 @@
 
 Reads the fortune files listed in FILES from /usr/share/games/fortunes (packages `fortunes` and
 `fortunes-min`, 1:1.99.1-7.3; `fortunes-off` is never read), cleans each document (one fortune), drops
-the empty ones, the picture-like ones and exact repeats, and writes next to this script:
+the empty, picture-like, offensive, untranslated foreign and repeated ones, and writes next to this script:
 
   fortunes.txt  UTF-8, LF. Every document is followed by the line "%", so the file is
                 doc + "\\n%\\n" + doc + "\\n%\\n" + ... ; no document contains a line that is exactly "%".
@@ -16,8 +16,8 @@ starting with optional whitespace and "--", reduced to the loose key), as a big-
 100: below 90 is train, below 95 valid, the rest test. So a quotation that appears twice with different
 attributions lands in one part. It does not depend on the order of the files or on a random generator.
 
-Deterministic: the same package files give byte-identical outputs on any Python >= 3.8 (no randomness,
-no dict-order or locale dependence). README.md says which files are used and why the others are not.
+Deterministic: the same package files give byte-identical outputs (no randomness, no dependence on dict
+order, locale or time; made with Debian's Python 3.11). README.md says which files are used and why the others are not.
 
 Usage: python3 make_corpus.py [--src DIR] [--out DIR]
 """
