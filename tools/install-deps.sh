@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tensorgrad builds with, skipping what is already there.
-# Usage: bash tools/install-deps.sh [--torch] [--fuzz] [--bench] [--arm]   (--torch adds python3-torch, only
-# needed to regenerate fixtures and run the PyTorch side of the benchmarks; --fuzz adds clang and its
-# libFuzzer/sanitizer runtimes for tests/fuzz/run.sh; --bench adds Google Benchmark and python3-torch for
-# bench/run.sh; --arm adds the aarch64 cross toolchain, qemu-user and the arm64 libraries (Debian multiarch)
-# for tools/arm_check.sh. The sanitizer build with g++ needs nothing extra: libasan and libubsan come with it.)
+# Usage: bash tools/install-deps.sh [--torch] [--fuzz] [--bench] [--arm] [--data]
+# (--torch adds python3-torch, only needed to regenerate fixtures and run the PyTorch side of the benchmarks;
+# --fuzz adds clang and its libFuzzer/sanitizer runtimes for tests/fuzz/run.sh; --bench adds Google Benchmark
+# and python3-torch for bench/run.sh; --arm adds the aarch64 cross toolchain, qemu-user and the arm64 libraries
+# (Debian multiarch) for tools/arm_check.sh; --data adds fortunes and python3-sklearn, the sources that
+# examples/gpt/data and examples/digits/data were converted from once (the converted files are committed).
+# The sanitizer build with g++ needs nothing extra: libasan and libubsan come with it.)
 set -euo pipefail
 packages=(g++ cmake make libopenblas-dev libfmt-dev doctest-dev nlohmann-json3-dev libcli11-dev libhwy-dev)
 for arg in "$@"; do
@@ -13,7 +15,8 @@ for arg in "$@"; do
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     --bench) packages+=(libbenchmark-dev python3-torch python3-numpy) ;;
     --arm) packages+=(g++-aarch64-linux-gnu qemu-user ccache libopenblas-dev:arm64 libfmt-dev:arm64 libhwy-dev:arm64) ;;
-    *) echo "install-deps.sh: unknown option '$arg' (expected --torch, --fuzz, --bench or --arm)" >&2; exit 2 ;;
+    --data) packages+=(fortunes python3-sklearn) ;;
+    *) echo "install-deps.sh: unknown option '$arg' (expected --torch, --fuzz, --bench, --arm or --data)" >&2; exit 2 ;;
   esac
 done
 missing=()
