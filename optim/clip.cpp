@@ -50,11 +50,13 @@ double clip_grad_norm(const std::vector<Variable>& params, double max_norm, doub
     for (const Tensor& g : grads) for_each_abs(g, [&](double a) { sum += term(a); });
     total = largest * (norm_type == 2 ? std::sqrt(sum) : std::pow(sum, 1 / norm_type));
   }
-  check<ValueError>(!error_if_nonfinite || std::isfinite(total),
-                    "clip_grad_norm: the total norm of order {} of the gradients is non-finite: {}", norm_type, total);
-
-  const double coef = max_norm / (total + 1e-6);  // NaN stays NaN, inf gives 0
-  if (!(coef >= 1)) {
+  if (!std::isfinite(total)) {
+    check<ValueError>(!error_if_nonfinite, "clip_grad_norm: the total norm of order {} of the gradients is non-finite: "
+                      "{} (pass error_if_nonfinite = false to leave the gradients as they are)", norm_type, total);
+    return total;
+  }
+  const double coef = max_norm / (total + 1e-6);
+  if (coef < 1) {
     for (Tensor& g : grads) g.mul_(coef);
   }
   return total;

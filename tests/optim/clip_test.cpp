@@ -34,8 +34,7 @@ std::vector<Variable> with_grads(const json& c) {
 }  // namespace
 
 TEST_CASE("clip_grad_norm matches torch's total and clipped gradients") {
-  for (const char* name : {"l2_clipped", "l2_not_clipped", "inf_norm_clipped", "grad_with_inf", "grad_with_nan",
-                           "grad_with_inf_and_nan"}) {
+  for (const char* name : {"l2_clipped", "l2_not_clipped", "inf_norm_clipped"}) {
     CAPTURE(name);
     const json& c = clip_case(name);
     std::vector<Variable> params = with_grads(c);
@@ -71,15 +70,21 @@ TEST_CASE("clip_grad_norm of f32 gradients of 1e20 is the true norm, not torch 1
   }
 }
 
-TEST_CASE("clip_grad_norm with error_if_nonfinite throws and leaves the gradients alone") {
-  const json& c = clip_case("grad_with_nan");
-  std::vector<Variable> params = with_grads(c);
-  const Tensor before = params[1].grad().clone();
-  CHECK_THROWS_WITH_AS(clip_grad_norm(params, 1.0, 2.0, true),
-                       doctest::Contains("clip_grad_norm: the total norm of order 2 of the gradients is non-finite: "
-                                         "nan"),
-                       ValueError);
-  CHECK(tg::test::bit_equal(params[1].grad(), before));
+TEST_CASE("clip_grad_norm never scales by a non-finite total: it throws, or leaves the gradients alone") {
+  // torch 1.13 (the fixture's clipped_grads) writes NaN into every gradient here, or zeros for an inf total
+  for (const char* name : {"grad_with_inf", "grad_with_nan", "grad_with_inf_and_nan"}) {
+    CAPTURE(name);
+    const json& c = clip_case(name);
+    std::vector<Variable> params = with_grads(c);
+    std::vector<Tensor> before;
+    for (const Variable& p : params) before.push_back(p.grad().clone());
+    const std::string total = c.at("total_norm");  // "nan" or "inf", torch's total too
+    const std::string message = "clip_grad_norm: the total norm of order 2 of the gradients is non-finite: " + total;
+    CHECK_THROWS_WITH_AS(clip_grad_norm(params, c.at("max_norm")), doctest::Contains(message.c_str()), ValueError);
+    const double kept = clip_grad_norm(params, c.at("max_norm"), 2.0, /*error_if_nonfinite=*/false);
+    CHECK(fmt::format("{}", kept) == total);
+    for (size_t i = 0; i < params.size(); ++i) CHECK(tg::test::bit_equal(params[i].grad(), before[i]));
+  }
 }
 
 TEST_CASE("clip_grad_norm skips parameters without a gradient and p-norms scale too") {
