@@ -1,15 +1,14 @@
 // Binary elementwise kernels with NumPy broadcasting: arithmetic, comparisons, logical ops, where.
 // One template (binary) serves them all: a flat, threaded loop when both operands are contiguous with the
-// output's shape (or one is a scalar or a repeated row), the strided visit otherwise. The flat f32 and f64
-// add, sub, mul and div run the kernel room's lines (core/cpu/kernels.h).
+// output's shape (or one is a scalar or a repeated row), the strided visit otherwise. The loops are the kernel
+// room's (core/cpu/loops.h); the flat f32 and f64 add, sub, mul and div run its Highway lines.
 #include <cmath>
 #include <optional>
 #include <type_traits>
 
-#include "core/cpu/kernels.h"
+#include "core/cpu/loops.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
-#include "core/parallel.h"
 
 namespace tg {
 namespace {
@@ -33,42 +32,6 @@ bool repeats_rows(const Shape& s, const Shape& full) {
   return true;
 }
 
-// out[i] = f(a[i], b[i]) for i < n, a[0] (b[0]) for every i where a_one (b_one): through the kernel room's line
-// for op k where it has one (f32 and f64 add, sub, mul, div), else a loop (i64, comparisons, logical ops, ...).
-template <class Out, class T, class F>
-void line(std::optional<cpu::Arith> k, F f, const T* a, bool a_one, const T* b, bool b_one, Out* o, int64_t n) {
-  if constexpr (std::is_same_v<Out, T> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
-    if (k) {
-      if constexpr (std::is_same_v<T, float>) cpu::arith_f32(*k, a, a_one, b, b_one, o, n);
-      else cpu::arith_f64(*k, a, a_one, b, b_one, o, n);
-      return;
-    }
-  }
-  if (a_one)
-    for (int64_t i = 0; i < n; ++i) o[i] = f(a[0], b[i]);
-  else if (b_one)
-    for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[0]);
-  else
-    for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
-}
-
-// The repeated row: rows × m of out = full op row (row op full where row_first), by line's rules.
-template <class Out, class T, class F>
-void rows_line(std::optional<cpu::Arith> k, F f, const T* full, const T* row, bool row_first, Out* o, int64_t rows,
-               int64_t m) {
-  if constexpr (std::is_same_v<Out, T> && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
-    if (k) {
-      if constexpr (std::is_same_v<T, float>) cpu::arith_rows_f32(*k, full, row, row_first, o, rows, m);
-      else cpu::arith_rows_f64(*k, full, row, row_first, o, rows, m);
-      return;
-    }
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    if (row_first) line(k, f, row, false, full + r * m, false, o + r * m, m);
-    else line(k, f, full + r * m, false, row, false, o + r * m, m);
-  }
-}
-
 // out[i] = f(a[i], b[i]) over the broadcast shape; Out is the output element type.
 template <class Out, class T, class F>
 Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op, F f,
@@ -83,15 +46,15 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
   const bool a_full = (same || a.shape() == shape) && a.is_contiguous();
   if (a_full && (same || b.shape() == shape) && b.is_contiguous()) {
     cpu::parallel_for(out.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
-      line(k, f, pa + lo, false, pb + lo, false, po + lo, hi - lo);
+      cpu::binary_line(k, f, pa + lo, false, pb + lo, false, po + lo, hi - lo);
     });
   } else if (a_full && b.numel() == 1) {
     cpu::parallel_for(out.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
-      line(k, f, pa + lo, false, pb, true, po + lo, hi - lo);
+      cpu::binary_line(k, f, pa + lo, false, pb, true, po + lo, hi - lo);
     });
   } else if (a.numel() == 1 && b.shape() == shape && b.is_contiguous()) {
     cpu::parallel_for(out.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
-      line(k, f, pa, true, pb + lo, false, po + lo, hi - lo);
+      cpu::binary_line(k, f, pa, true, pb + lo, false, po + lo, hi - lo);
     });
   } else if (const Tensor& row = a_full ? b : a;
              (a_full || (b.shape() == shape && b.is_contiguous())) && row.numel() > 0 && row.is_contiguous() &&
@@ -100,16 +63,16 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
     const int64_t m = row.numel();
     const T* full = a_full ? pa : pb;
     cpu::parallel_for(out.numel() / m, std::max<int64_t>(1, cpu::kGrainElements / m), [&](int64_t lo, int64_t hi) {
-      rows_line(k, f, full + lo * m, a_full ? pb : pa, !a_full, po + lo * m, hi - lo, m);
+      cpu::binary_rows(k, f, full + lo * m, a_full ? pb : pa, !a_full, po + lo * m, hi - lo, m);
     });
   } else if (b.numel() == 1) {  // a strided view times a scalar (attention's q / √d): walk a alone
     const T s = pb[0];
     int64_t i = 0;
-    detail::visit<1>(shape, {detail::broadcast_strides(a, shape)},
+    cpu::visit<1>(shape, {detail::broadcast_strides(a, shape)},
                      [&](const std::array<int64_t, 1>& o) { po[i++] = f(pa[o[0]], s); });
   } else {
     int64_t i = 0;
-    detail::visit<2>(shape, {detail::broadcast_strides(a, shape), detail::broadcast_strides(b, shape)},
+    cpu::visit<2>(shape, {detail::broadcast_strides(a, shape), detail::broadcast_strides(b, shape)},
                      [&](const std::array<int64_t, 2>& o) { po[i++] = f(pa[o[0]], pb[o[1]]); });
   }
   return out;
@@ -245,20 +208,15 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     // one indexed loop, with each step (0 or 1) a compile-time constant so that the select vectorises.
     auto full = [&](const Tensor& t) { return t.shape() == shape && t.is_contiguous(); };
     if (full(cond) && (full(a) || a.numel() == 1) && (full(b) || b.numel() == 1)) {
-      auto loop = [&](auto a_step, auto b_step) {
+      return cpu::with_steps(full(a), full(b), [&](auto a_step, auto b_step) {
         for (int64_t i = 0; i < out.numel(); ++i) {
           const T x = pa[i * a_step], y = pb[i * b_step];
           po[i] = pc[i] ? x : y;
         }
-      };
-      const std::integral_constant<int64_t, 0> zero;
-      const std::integral_constant<int64_t, 1> one;
-      if (full(a)) full(b) ? loop(one, one) : loop(one, zero);
-      else full(b) ? loop(zero, one) : loop(zero, zero);
-      return;
+      });
     }
     int64_t i = 0;
-    detail::visit<3>(shape,
+    cpu::visit<3>(shape,
                      {detail::broadcast_strides(cond, shape), detail::broadcast_strides(a, shape),
                       detail::broadcast_strides(b, shape)},
                      [&](const std::array<int64_t, 3>& o) { po[i++] = pc[o[0]] ? pa[o[1]] : pb[o[2]]; });
@@ -280,7 +238,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
     const bool* pm = mask.data<bool>();
     T* po = out.data<T>();
     const T v = fill.data<T>()[0];
-    detail::visit<2>(out.shape(), {out.strides(), detail::broadcast_strides(mask, out.shape())},
+    cpu::visit<2>(out.shape(), {out.strides(), detail::broadcast_strides(mask, out.shape())},
                      [&](const std::array<int64_t, 2>& o) { po[o[0]] = pm[o[1]] ? v : po[o[0]]; });
   });
   return out;

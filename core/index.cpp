@@ -1,6 +1,7 @@
 // Indexing and joining: index_select / index_add (embedding lookup and its gradient), embedding bags (sums
 // of looked-up rows and their gradient), gather / scatter_add (picking one logit per row and its gradient),
-// cat and stack. Every index is checked.
+// cat and stack. Every index is checked here; the loops run in the kernel room (core/cpu/index.cpp).
+#include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
 
@@ -14,18 +15,6 @@ std::vector<int64_t> checked_indices(const Tensor& index, int64_t size, const ch
   std::vector<int64_t> v = index.to_vector<int64_t>();
   for (int64_t i : v) check<IndexError>(i >= 0 && i < size, "{}: index {} is out of range [0, {})", op, i, size);
   return v;
-}
-
-// Copies/adds slices: dst[o, dj, i] (op)= src[o, sj, i] for each (dj, sj) pair, in (outer, n, inner) layout.
-template <class T, bool Add>
-void move_slices(const T* src, T* dst, const detail::Around& s, const detail::Around& d,
-                 const std::vector<std::pair<int64_t, int64_t>>& pairs) {
-  for (int64_t o = 0; o < s.outer; ++o)
-    for (auto [dj, sj] : pairs) {
-      const T* ps = src + (o * s.n + sj) * s.inner;
-      T* pd = dst + (o * d.n + dj) * d.inner;
-      for (int64_t i = 0; i < s.inner; ++i) pd[i] = Add ? T(pd[i] + ps[i]) : ps[i];
-    }
 }
 
 }  // namespace
@@ -44,7 +33,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   for (size_t j = 0; j < idx.size(); ++j) pairs.emplace_back(int64_t(j), idx[j]);
   detail::dispatch(x.dtype(), [&](auto z) {
     using T = decltype(z);
-    move_slices<T, false>(c.data<T>(), out.data<T>(), detail::around(c.shape(), dim), detail::around(shape, dim), pairs);
+    cpu::move_slices(c.data<T>(), out.data<T>(), cpu::around(c.shape(), dim), cpu::around(shape, dim), pairs, false);
   });
   return out;
 }
@@ -67,7 +56,7 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
   for (size_t j = 0; j < idx.size(); ++j) pairs.emplace_back(idx[j], int64_t(j));
   detail::dispatch_arith(x.dtype(), "index_add", [&](auto z) {
     using T = decltype(z);
-    move_slices<T, true>(s.data<T>(), out.data<T>(), detail::around(want, dim), detail::around(x.shape(), dim), pairs);
+    cpu::move_slices(s.data<T>(), out.data<T>(), cpu::around(want, dim), cpu::around(x.shape(), dim), pairs, true);
   });
   return out;
 }
@@ -121,12 +110,7 @@ Tensor embedding_bag_sum(const Tensor& weight, const Tensor& index, int64_t padd
   Tensor w = weight.contiguous(), out = zeros({M, D}, weight.dtype());
   detail::dispatch_arith(weight.dtype(), "embedding_bag_sum", [&](auto z) {
     using T = decltype(z);
-    const T* pw = w.data<T>();
-    T* po = out.data<T>();
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t n = 0; n < N; ++n)
-        if (const int64_t r = idx[size_t(m * N + n)]; r != padding_idx)
-          for (int64_t d = 0; d < D; ++d) po[m * D + d] += pw[r * D + d];
+    cpu::bag_sum(w.data<T>(), idx.data(), M, N, D, padding_idx, false, out.data<T>());
   });
   return out;
 }
@@ -141,12 +125,7 @@ Tensor embedding_bag_sum_backward(const Tensor& dy, const Tensor& index, int64_t
   Tensor g = dy.contiguous(), out = zeros({num_embeddings, D}, dy.dtype());
   detail::dispatch_arith(dy.dtype(), "embedding_bag_sum_backward", [&](auto z) {
     using T = decltype(z);
-    const T* pg = g.data<T>();
-    T* po = out.data<T>();
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t n = 0; n < N; ++n)
-        if (const int64_t r = idx[size_t(m * N + n)]; r != padding_idx)
-          for (int64_t d = 0; d < D; ++d) po[r * D + d] += pg[m * D + d];
+    cpu::bag_sum(g.data<T>(), idx.data(), M, N, D, padding_idx, true, out.data<T>());
   });
   return out;
 }

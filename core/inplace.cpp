@@ -7,10 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/cpu/kernels.h"
+#include "core/cpu/loops.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
-#include "core/parallel.h"
 
 namespace tg {
 namespace {
@@ -28,18 +27,13 @@ void update3(Tensor& dst, const Tensor& a, const Tensor& b, F f) {
   auto full = [&](const Tensor& t) { return t.is_contiguous() && t.shape() == s; };
   const bool a_full = full(a), b_full = &b == &a ? a_full : full(b);
   if (dst.is_contiguous() && (a_full || a.numel() == 1) && (b_full || b.numel() == 1)) {
-    auto loop = [&](auto a_step, auto b_step) {
+    return cpu::with_steps(a_full, b_full, [&](auto a_step, auto b_step) {
       cpu::parallel_for(dst.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) pd[i] = f(pd[i], pa[i * a_step], pb[i * b_step]);
       });
-    };
-    const std::integral_constant<int64_t, 0> zero;
-    const std::integral_constant<int64_t, 1> one;
-    if (a_full) b_full ? loop(one, one) : loop(one, zero);
-    else b_full ? loop(zero, one) : loop(zero, zero);
-    return;
+    });
   }
-  detail::visit<3>(s, {dst.strides(), detail::broadcast_strides(a, s), detail::broadcast_strides(b, s)},
+  cpu::visit<3>(s, {dst.strides(), detail::broadcast_strides(a, s), detail::broadcast_strides(b, s)},
                    [&](const std::array<int64_t, 3>& o) { pd[o[0]] = f(pd[o[0]], pa[o[1]], pb[o[2]]); });
 }
 
@@ -68,7 +62,7 @@ std::pair<int64_t, int64_t> span(const Tensor& t) {
 std::vector<int64_t> offsets(const Tensor& t) {
   std::vector<int64_t> out;
   out.reserve(size_t(t.numel()));
-  detail::visit<1>(t.shape(), {t.strides()},
+  cpu::visit<1>(t.shape(), {t.strides()},
                    [&](const std::array<int64_t, 1>& o) { out.push_back(t.offset() + o[0]); });
   std::sort(out.begin(), out.end());
   return out;
@@ -134,7 +128,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
       if constexpr (std::is_integral_v<D> && !std::is_same_v<D, bool> && std::is_floating_point_v<S>) {
         // Converting NaN, inf or a value out of range to an integer is undefined behaviour: refused before
         // anything is written.
-        detail::visit<1>(src.shape(), {src.strides()}, [&](const std::array<int64_t, 1>& o) {
+        cpu::visit<1>(src.shape(), {src.strides()}, [&](const std::array<int64_t, 1>& o) {
           check_representable(double(ps[o[0]]), dtype_, "copy_");
         });
       }
@@ -142,7 +136,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
         for (int64_t i = 0; i < numel_; ++i) pd[i] = D(ps[i]);
         return;
       }
-      detail::visit<2>(shape_, {strides_, detail::broadcast_strides(src, shape_)},
+      cpu::visit<2>(shape_, {strides_, detail::broadcast_strides(src, shape_)},
                        [&](const std::array<int64_t, 2>& o) { pd[o[0]] = D(ps[o[1]]); });
     });
   });
@@ -160,7 +154,7 @@ Tensor& Tensor::fill_(double value) {
     // A contiguous tensor (every zeros() and ones()) in one flat fill, which the compiler vectorises; the
     // strided walk does not.
     if (is_contiguous()) return void(std::fill_n(p, numel_, v));
-    detail::visit<1>(shape_, {strides_}, [&](const std::array<int64_t, 1>& o) { p[o[0]] = v; });
+    cpu::visit<1>(shape_, {strides_}, [&](const std::array<int64_t, 1>& o) { p[o[0]] = v; });
   });
   ++storage_->version;
   return *this;

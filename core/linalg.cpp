@@ -1,62 +1,31 @@
 // Matrix products on OpenBLAS. A 2-D operand whose view is a transposed contiguous matrix is passed to cblas_?gemm
 // with a transpose flag instead of being copied; batch dims broadcast as in PyTorch's matmul and each batch entry is
-// one GEMM call (large ones split by rows over the threads). Small f32 products go to our own kernel
-// (cpu::sgemm_small_takes says which; each element summed over k in order), batch entries in runs. matmul_out
-// writes into a given layout (attention's per-head results straight into (B, S, H, d) order), with the same bits
-// per element as matmul.
-#include <cblas.h>
-
+// one GEMM call (large ones split by rows over the threads), or small f32 ones our own kernel's: the kernel room's
+// cpu::gemm_batched. matmul_out writes into a given layout (attention's per-head results straight into (B, S, H, d)
+// order), with the same bits per element as matmul.
 #include <algorithm>
 
 #include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
-#include "core/parallel.h"
 
 namespace tg {
 namespace {
 
 // How a (rows, cols) matrix view can be handed to BLAS without copying.
 struct BlasMat {
-  Tensor t;  // the (possibly copied) view
-  CBLAS_TRANSPOSE trans;
+  Tensor t;    // the (possibly copied) view
+  bool trans;  // t is stored as its transpose, with rows of length ld
   int64_t ld;
 };
 
 BlasMat as_blas(const Tensor& m) {
   int64_t r = m.size(-2), c = m.size(-1), sr = m.strides()[m.dim() - 2], sc = m.strides()[m.dim() - 1];
-  if ((sc == 1 || c == 1) && sr >= std::max<int64_t>(c, 1)) return {m, CblasNoTrans, sr};
-  if ((sr == 1 || r == 1) && sc >= std::max<int64_t>(r, 1)) return {m, CblasTrans, sc};
+  if ((sc == 1 || c == 1) && sr >= std::max<int64_t>(c, 1)) return {m, false, sr};
+  if ((sr == 1 || r == 1) && sc >= std::max<int64_t>(r, 1)) return {m, true, sc};
   Tensor cm = m.contiguous();
-  return {cm, CblasNoTrans, std::max<int64_t>(c, 1)};
+  return {cm, false, std::max<int64_t>(c, 1)};
 }
-
-// C = A @ B (+ C with `onto_c`) for one batch entry: A and B start `a_at` and `b_at` elements into their views;
-// C's rows are ldc apart.
-template <class T>
-void gemm(const BlasMat& a, const BlasMat& b, int64_t a_at, int64_t b_at, T* c, int64_t ldc, int64_t M, int64_t N,
-          int64_t K, bool onto_c) {
-  const T* pa = a.t.template data<T>() + a_at;
-  const T* pb = b.t.template data<T>() + b_at;
-  const T beta = onto_c ? 1 : 0;
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0f, pa, a.ld, pb, b.ld, beta, c, ldc);
-  else
-    cblas_dgemm(CblasRowMajor, a.trans, b.trans, M, N, K, 1.0, pa, a.ld, pb, b.ld, beta, c, ldc);
-}
-
-// OpenBLAS runs on one thread (core/parallel.cpp): products go over our pool, whole batch entries to the
-// threads or, with fewer entries than threads, parts of rows. A part takes at least kSplitMNK multiply-adds:
-// above OpenBLAS's small-matrix kernels (100³) and our own (256³), it takes the whole product's kernels. Those
-// compute C in tiles of rows and sum the rows that fill no tile at a matrix's end otherwise; parts start at
-// multiples of kSplitRows, a multiple of the tiles of every x86 core (SkylakeX 16 rows, Haswell and Zen 24),
-// so every element sums its terms as in the whole product: the same bits at any thread count.
-constexpr double kSplitMNK = 256.0 * 256.0 * 256.0;
-constexpr int64_t kSplitRows = 48;
-// Work of fewer multiply-adds than this per thread (100-200 µs) is not worth waking one for (parallel.h).
-constexpr double kThreadWork = double(int64_t(1) << 23);
-// The entries (or parts) one thread takes at least, each of `mnk` multiply-adds.
-int64_t grain(double mnk) { return std::max<int64_t>(1, int64_t(kThreadWork / std::max(mnk, 1.0))); }
 
 // The batch dims' strides of a (batch..., rows, cols) view.
 Strides batch_strides(const Tensor& t) { return Strides(t.strides().begin(), t.strides().end() - 2); }
@@ -92,39 +61,16 @@ void batched_into(const Tensor& a, const Tensor& b, Tensor out, bool onto_out = 
   BlasMat ma = as_blas(a.expand(ea)), mb = as_blas(b.expand(eb));
   const std::array<Strides, 3> strides = {batch_strides(ma.t), batch_strides(mb.t), batch_strides(out)};
   const int64_t ldc = M == 1 ? std::max<int64_t>(N, 1) : out.strides()[size_t(out.dim() - 2)];
-  const bool ta = ma.trans == CblasTrans, tb = mb.trans == CblasTrans;
+  const bool ta = ma.trans, tb = mb.trans;
   std::vector<int64_t> a_at, b_at, c_at;  // where each batch entry's operands and product start
   for (std::vector<int64_t>* at : {&a_at, &b_at, &c_at}) at->reserve(size_t(batch.numel()));
-  detail::visit<3>(batch, strides, [&](const std::array<int64_t, 3>& o) {
+  cpu::visit<3>(batch, strides, [&](const std::array<int64_t, 3>& o) {
     a_at.push_back(o[0]), b_at.push_back(o[1]), c_at.push_back(o[2]);
   });
-  const int64_t count = int64_t(a_at.size());
-  const double mnk = double(M) * double(N) * double(K);
-  if (!onto_out && a.dtype() == f32 && cpu::sgemm_small_takes(ta, tb, M, N, K)) {
-    // Attention's B·H heads in runs of entries, one run per thread.
-    cpu::parallel_for(count, grain(mnk), [&](int64_t p0, int64_t p1) {
-      cpu::sgemm_small_batched(ta, tb, M, N, K, ma.t.data<float>(), ma.ld, a_at.data() + p0, mb.t.data<float>(),
-                                  mb.ld, b_at.data() + p0, out.data<float>(), c_at.data() + p0, ldc, p1 - p0);
-    });
-    return;
-  }
-  // Fewer entries than threads: each product in parts of rows, every part still above the small kernels.
-  const int64_t threads = cpu::threads_here();  // 1 in a task of parallel_tasks: whole products, its bits
-  const int64_t parts = count >= threads || mnk < 2 * kSplitMNK
-                            ? 1
-                            : std::max<int64_t>(1, std::min({threads, int64_t(mnk / kSplitMNK), M / kSplitRows}));
-  auto part_start = [&](int64_t r) { return r == parts ? M : M * r / parts / kSplitRows * kSplitRows; };
-  const int64_t a_row = ta ? 1 : ma.ld;  // elements from one row of op(A) to the next
   detail::dispatch_float(a.dtype(), "matmul", [&](auto z) {
     using T = decltype(z);
-    T* pc = out.data<T>();
-    cpu::parallel_for(count * parts, grain(mnk / double(parts)), [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        const int64_t p = i / parts, r = i % parts, m0 = part_start(r), m1 = part_start(r + 1);
-        gemm<T>(ma, mb, a_at[size_t(p)] + m0 * a_row, b_at[size_t(p)], pc + c_at[size_t(p)] + m0 * ldc, ldc, m1 - m0,
-                N, K, onto_out);
-      }
-    });
+    cpu::gemm_batched(ta, tb, M, N, K, ma.t.data<T>(), ma.ld, a_at.data(), mb.t.data<T>(), mb.ld, b_at.data(),
+                      out.data<T>(), c_at.data(), ldc, int64_t(a_at.size()), onto_out);
   });
 }
 
@@ -169,7 +115,7 @@ Tensor linear_with_bias(const Tensor& x, const Tensor& weight, const Tensor& bia
   const int64_t K = x.size(-1), N = weight.size(0), M = K ? x.numel() / K : 0;
   if (K == 0) return {};  // an empty sum: matmul's zeros, then the bias
   const BlasMat mb = as_blas(weight.mT());
-  const bool tb = mb.trans == CblasTrans;
+  const bool tb = mb.trans;
   const bool small = cpu::sgemm_small_takes(false, tb, M, N, K);
   Shape shape = x.shape();
   shape.back() = N;

@@ -1,9 +1,7 @@
 // Packed masks: one bit per element, 64 to an i64 word, in row-major order. Dropout and relu keep these
 // for their backward instead of a float mask or their output, a 32nd of the memory in f32: in a training
 // step of the encoder the f32 dropout masks alone were about a fifth of what the graph held.
-#include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
@@ -35,14 +33,8 @@ DropoutResult dropout_of(const Tensor& x, double p, Generator* gen, bool relu, c
   // (1-p)·2^64. At p = 0 and p = 1 nothing is drawn (all kept, all dropped).
   const uint64_t threshold = p > 0 ? uint64_t(std::ldexp(1 - p, 64)) : 0;
   uint64_t* kw = reinterpret_cast<uint64_t*>(keep.data<int64_t>());
-  if (p > 0 && p < 1) {
-    g.bits_below(threshold, kw, n);
-  } else {
-    for (int64_t k = 0; k < keep.numel(); ++k) {
-      const int64_t end = std::min<int64_t>(64, n - k * 64);
-      kw[k] = p == 1 ? 0 : end == 64 ? ~uint64_t(0) : (uint64_t(1) << end) - 1;
-    }
-  }
+  if (p > 0 && p < 1) g.bits_below(threshold, kw, n);
+  else cpu::fill_bits(kw, n, p == 0);
   double scale_used = 0;
   detail::dispatch_float(x.dtype(), op, [&](auto z) {
     using T = decltype(z);
@@ -88,9 +80,7 @@ Tensor masked_scale(const Tensor& x, const Tensor& bits, double scale) {
   return y;
 }
 
-// A block of lines at a time: the block's masked dy is written into the output while it is in cache and each
-// line's gradient runs there in place (the f32 lines allow out = g), so the bits are those of the two ops
-// and the (B, H, S, S) tensor between them is never made. Blocks start on a whole word of the mask.
+// The (B, H, S, S) tensor between the two ops is never made (cpu::dropout_softmax_backward_f32).
 Tensor dropout_softmax_backward(const Tensor& dy, const Tensor& y, const Tensor& keep, double scale) {
   detail::check_defined(dy, "dropout_softmax_backward");
   detail::check_defined(y, "dropout_softmax_backward");
@@ -104,16 +94,8 @@ Tensor dropout_softmax_backward(const Tensor& dy, const Tensor& y, const Tensor&
   const Tensor g = dy.contiguous(), p = y.contiguous();
   Tensor out = empty(dy.shape(), f32);
   const int64_t n = dy.size(-1), rows = n ? dy.numel() / n : 0;
-  const int64_t block = 64 / std::gcd(n, int64_t(64));  // lines per block: block·n is a multiple of 64
-  const float* pg = g.data<float>();
-  const float* pp = p.data<float>();
-  float* po = out.data<float>();
-  for (int64_t r0 = 0; r0 < rows; r0 += block) {
-    const int64_t at = r0 * n, r1 = std::min(rows, r0 + block);
-    cpu::mask_select(words(keep) + at / 64, pg + at, float(scale), po + at, (r1 - r0) * n);
-    for (float* line = po + at; line < po + r1 * n; line += n)
-      cpu::softmax_backward_f32(line, pp + (line - po), line, n);
-  }
+  cpu::dropout_softmax_backward_f32(words(keep), g.data<float>(), p.data<float>(), float(scale), out.data<float>(),
+                                    rows, n);
   return out;
 }
 
@@ -121,9 +103,7 @@ Tensor unpack_mask(const Tensor& bits, const Shape& shape) {
   const int64_t n = shape.numel();
   check_bits(bits, n, "unpack_mask");
   Tensor out = empty(shape, boolean);
-  bool* p = out.data<bool>();
-  const uint64_t* w = words(bits);
-  for (int64_t i = 0; i < n; ++i) p[i] = (w[i / 64] >> (i % 64)) & 1;
+  cpu::unpack_bits(words(bits), out.data<bool>(), n);
   return out;
 }
 

@@ -12,7 +12,7 @@ namespace tg {
 inline constexpr int kMaxThreads = 1024;
 /// Sets the thread count of tensorgrad's kernels and matrix products (1 <= n <= kMaxThreads, else
 /// ValueError). Products are split so that each element is computed as on one thread (on OpenBLAS's x86
-/// cores; see core/linalg.cpp).
+/// cores; see core/cpu/gemm.cpp).
 void set_num_threads(int n);
 int get_num_threads();
 /// Runs task(0) .. task(n - 1), up to get_num_threads() of them at once on the pool: each task on one

@@ -23,7 +23,7 @@ class Generator {
   }
   /// The next n draws as bits packed 64 to a word: bit i of words[i / 64] is next() < threshold for draw i
   /// (bits above n in the last word are 0). The same bits and final state as n calls of next(); long runs
-  /// draw 8 lanes at once, each started at its place in the stream by a jump (core/random.cpp).
+  /// draw 8 lanes at once, each started at its place in the stream by a jump (core/cpu/xoshiro_jump.cpp).
   void bits_below(uint64_t threshold, uint64_t* words, int64_t n);
   /// Uniform in [0, 1) with 53 random bits.
   double uniform();

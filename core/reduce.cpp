@@ -1,15 +1,11 @@
 // Reductions. Every reduction first lays the input out as contiguous rows (the reduced dims permuted to
-// the end; a copy only when the layout needs one), then reduces each row on its own. Float sums
-// accumulate in double, so f32 results are as accurate as f32 can hold.
+// the end; a copy only when the layout needs one), then reduces each row on its own in the kernel room
+// (core/cpu/reduce_rows.cpp). Float sums accumulate in double, so f32 results are as accurate as f32 can hold.
 #include <algorithm>
-#include <cmath>
-#include <limits>
-#include <type_traits>
 
 #include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
-#include "core/parallel.h"
 
 namespace tg {
 namespace {
@@ -59,148 +55,78 @@ Rows to_rows(const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim,
   return {data, rows, len, out_shape};
 }
 
-// out[r] = f(row r pointer, len) for each row; Out is the output element type.
-template <class Out, class T, class F>
-Tensor per_row(const Rows& r, DType out_dtype, F f) {
-  Tensor out = empty(r.out_shape, out_dtype);
-  const T* p = r.data.data<T>();
-  Out* po = out.data<Out>();
-  cpu::parallel_for(r.rows, std::max<int64_t>(1, cpu::kGrainElements / std::max<int64_t>(r.len, 1)), [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) po[i] = f(p + i * r.len, r.len);
+// Σ over each row (or block of rows) / divisor.
+Tensor summed(const Rows& r, DType dtype, const char* op, double divisor) {
+  return detail::dispatch_float(dtype, op, [&](auto z) {
+    using T = decltype(z);
+    Tensor out = empty(r.out_shape, dtype);
+    if (r.inner > 1) cpu::sum_blocks(r.data.data<T>(), r.rows / r.inner, r.len, r.inner, divisor, out.data<T>());
+    else cpu::sum_rows(r.data.data<T>(), r.rows, r.len, divisor, out.data<T>());
+    return out;
   });
-  return out;
 }
 
-// acc[i] += Σ_j src[j·stride + i] for i < m, the terms of each column in the order of j (cpu::add_columns_f32's
-// order, which f32 runs).
-template <class T>
-void add_columns(const T* src, int64_t len, int64_t stride, int64_t m, double* acc) {
-  for (int64_t j = 0; j < len; ++j)
-    for (int64_t i = 0; i < m; ++i) acc[i] += double(src[j * stride + i]);
-}
-
-// out[o, i] = Σ_j x[o, j, i] / divisor over (outer, len, inner) blocks, accumulated in double row by row
-// (the same order of additions for each element as a row sum), in parallel over o and chunks of i.
-template <class T>
-Tensor block_sum(const Rows& r, double divisor) {
-  Tensor out = empty(r.out_shape, r.data.dtype());
-  const T* p = r.data.data<T>();
-  T* po = out.data<T>();
-  const int64_t outer = r.rows / r.inner, chunk = 256, chunks = (r.inner + chunk - 1) / chunk;
-  cpu::parallel_for(outer * chunks, std::max<int64_t>(1, cpu::kGrainElements / (r.len * chunk)), [&](int64_t lo, int64_t hi) {
-    double acc[chunk];
-    for (int64_t t = lo; t < hi; ++t) {
-      const int64_t o = t / chunks, i0 = t % chunks * chunk, m = std::min(chunk, r.inner - i0);
-      const T* src = p + o * r.len * r.inner + i0;
-      std::fill(acc, acc + m, 0.0);
-      if constexpr (std::is_same_v<T, float>) cpu::add_columns_f32(src, r.len, r.inner, m, acc);
-      else add_columns(src, r.len, r.inner, m, acc);
-      for (int64_t i = 0; i < m; ++i) po[o * r.inner + i0 + i] = T(acc[i] / divisor);
-    }
+// One value per row of a float x: kernel(rows pointer, rows, len, out pointer).
+template <class F>
+Tensor per_row(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* op, F kernel) {
+  Rows r = to_rows(x, dims, keepdim, op);
+  return detail::dispatch_float(x.dtype(), op, [&](auto z) {
+    using T = decltype(z);
+    Tensor out = empty(r.out_shape, x.dtype());
+    kernel(r.data.data<T>(), r.rows, r.len, out.data<T>());
+    return out;
   });
-  return out;
 }
 
-template <class T>
-double row_sum(const T* p, int64_t n) {
-  double s = 0;
-  for (int64_t i = 0; i < n; ++i) s += double(p[i]);
-  return s;
-}
-
-// Extremum of a row: value and first index; NaN wins (as in PyTorch).
-template <class T, class Better>
-std::pair<T, int64_t> row_extreme(const T* p, int64_t n, Better better) {
-  T best = p[0];
-  int64_t at = 0;
-  for (int64_t i = 1; i < n && best == best; ++i)
-    if (p[i] != p[i] || better(p[i], best)) best = p[i], at = i;
-  return {best, at};
-}
-
-template <class Better>
-ValuesIndices extreme(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* op, Better better) {
+ValuesIndices extreme(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* op, bool largest) {
   Rows r = to_rows(x, dims, keepdim, op);
   check<IndexError>(r.len > 0 || r.rows == 0, "{}: cannot reduce over an empty dim (input shape {})", op, x.shape());
   return detail::dispatch_arith(x.dtype(), op, [&](auto z) {
     using T = decltype(z);
-    Tensor values = per_row<T, T>(r, x.dtype(), [&](const T* p, int64_t n) { return row_extreme(p, n, better).first; });
-    Tensor idx = per_row<int64_t, T>(r, i64, [&](const T* p, int64_t n) { return row_extreme(p, n, better).second; });
-    return ValuesIndices{values, idx};
+    ValuesIndices out{empty(r.out_shape, x.dtype()), empty(r.out_shape, i64)};
+    cpu::extreme_rows(r.data.data<T>(), r.rows, r.len, largest, out.values.data<T>(), out.indices.data<int64_t>());
+    return out;
   });
 }
-
-const auto greater = [](auto a, auto b) { return a > b; };
-const auto less = [](auto a, auto b) { return a < b; };
 
 }  // namespace
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   Rows r = to_rows(x, dims, keepdim, "sum", is_floating(x.dtype()));
-  if (!is_floating(x.dtype()))
-    return detail::dispatch(x.dtype(), [&](auto z) {
-      using T = decltype(z);
-      // Wraps around on overflow, as PyTorch's does: summed in uint64_t, where wrapping is defined (in int64_t
-      // it is undefined behaviour).
-      return per_row<int64_t, T>(r, i64, [](const T* p, int64_t n) {
-        uint64_t s = 0;
-        for (int64_t i = 0; i < n; ++i) s += uint64_t(int64_t(p[i]));
-        return int64_t(s);
-      });
-    });
-  return detail::dispatch_float(x.dtype(), "sum", [&](auto z) {
-    using T = decltype(z);
-    if (r.inner > 1) return block_sum<T>(r, 1.0);
-    return per_row<T, T>(r, x.dtype(), [](const T* p, int64_t n) { return T(row_sum(p, n)); });
-  });
+  if (is_floating(x.dtype())) return summed(r, x.dtype(), "sum", 1.0);
+  Tensor out = empty(r.out_shape, i64);  // wrapping around on overflow, as PyTorch's does
+  if (x.dtype() == i64) cpu::wrapping_sum_rows(r.data.data<int64_t>(), r.rows, r.len, out.data<int64_t>());
+  else cpu::wrapping_sum_rows(r.data.data<bool>(), r.rows, r.len, out.data<int64_t>());
+  return out;
 }
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   Rows r = to_rows(x, dims, keepdim, "mean", true);
-  return detail::dispatch_float(x.dtype(), "mean", [&](auto z) {
-    using T = decltype(z);
-    if (r.inner > 1) return block_sum<T>(r, double(r.len));
-    return per_row<T, T>(r, x.dtype(), [](const T* p, int64_t n) { return T(row_sum(p, n) / double(n)); });
-  });
+  return summed(r, x.dtype(), "mean", double(r.len));
 }
 
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
-  Rows r = to_rows(x, dims, keepdim, "var");
-  return detail::dispatch_float(x.dtype(), "var", [&](auto z) {
-    using T = decltype(z);
-    return per_row<T, T>(r, x.dtype(), [correction](const T* p, int64_t n) {
-      double m = row_sum(p, n) / double(n), ss = 0;
-      for (int64_t i = 0; i < n; ++i) ss += (double(p[i]) - m) * (double(p[i]) - m);
-      return T(ss / double(std::max<int64_t>(n - correction, 0)));
-    });
+  return per_row(x, dims, keepdim, "var", [correction](const auto* p, int64_t rows, int64_t len, auto* out) {
+    cpu::var_rows(p, rows, len, correction, out);
   });
 }
 
 Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  Rows r = to_rows(x, dims, keepdim, "logsumexp");
-  return detail::dispatch_float(x.dtype(), "logsumexp", [&](auto z) {
-    using T = decltype(z);
-    return per_row<T, T>(r, x.dtype(), [](const T* p, int64_t n) {
-      double m = -std::numeric_limits<double>::infinity();
-      for (int64_t i = 0; i < n; ++i) m = std::max(m, double(p[i]));
-      if (!std::isfinite(m)) return T(m);  // all -inf gives -inf; +inf or NaN propagate
-      double s = 0;
-      for (int64_t i = 0; i < n; ++i) s += std::exp(double(p[i]) - m);
-      return T(m + std::log(s));
-    });
+  return per_row(x, dims, keepdim, "logsumexp", [](const auto* p, int64_t rows, int64_t len, auto* out) {
+    cpu::logsumexp_rows(p, rows, len, out);
   });
 }
 
 Tensor amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  return extreme(x, dims, keepdim, "amax", greater).values;
+  return extreme(x, dims, keepdim, "amax", true).values;
 }
 Tensor amin(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  return extreme(x, dims, keepdim, "amin", less).values;
+  return extreme(x, dims, keepdim, "amin", false).values;
 }
-ValuesIndices max(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, {dim}, keepdim, "max", greater); }
-ValuesIndices min(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, {dim}, keepdim, "min", less); }
+ValuesIndices max(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, {dim}, keepdim, "max", true); }
+ValuesIndices min(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, {dim}, keepdim, "min", false); }
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
-  return extreme(x, {dim}, keepdim, "argmax", greater).indices;
+  return extreme(x, {dim}, keepdim, "argmax", true).indices;
 }
 
 }  // namespace tg

@@ -290,11 +290,5 @@ Strides broadcast_strides(const Tensor& t, const Shape& shape) {
   return st;
 }
 
-Around around(const Shape& shape, int64_t dim) {
-  Around a;
-  for (int64_t d = 0; d < int64_t(shape.size()); ++d) (d < dim ? a.outer : d == dim ? a.n : a.inner) *= shape[d];
-  return a;
-}
-
 }  // namespace detail
 }  // namespace tg

@@ -6,10 +6,9 @@
 #include <cmath>
 #include <type_traits>
 
-#include "core/cpu/kernels.h"
+#include "core/cpu/loops.h"
 #include "core/kernel_util.h"
 #include "core/ops.h"
-#include "core/parallel.h"
 
 namespace tg {
 namespace {
@@ -17,16 +16,7 @@ namespace {
 template <class T, class F>
 Tensor unary_typed(const Tensor& x, F f) {
   Tensor out = empty(x.shape(), x.dtype());
-  const T* px = x.data<T>();
-  T* po = out.data<T>();
-  if (x.is_contiguous()) {
-    cpu::parallel_for(x.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) po[i] = f(px[i]);
-    });
-  } else {
-    int64_t i = 0;
-    detail::visit<1>(x.shape(), {x.strides()}, [&](const std::array<int64_t, 1>& o) { po[i++] = f(px[o[0]]); });
-  }
+  cpu::unary_map(x.data<T>(), x.shape(), x.strides(), x.is_contiguous(), out.data<T>(), f);
   return out;
 }
 

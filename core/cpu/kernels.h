@@ -1,13 +1,19 @@
 #pragma once
-// The kernel room's one door. What core/ (and Adam) computes on raw buffers with SIMD, it computes through
-// these functions: the thread pool's loops, the small-GEMM kernel, the softmax and layer-norm lines, the
-// elementwise, packed-mask, random-lane and Adam kernels. Each is written once on Google Highway and
+// The kernel room's one door. What core/ (and Adam) computes on raw buffers, it computes through these
+// functions: the thread pool's loops, the small-GEMM kernel and the batched products, the softmax and layer-norm
+// lines, the row reductions, lookups, elementwise, packed-mask, random-lane and Adam kernels; core/ keeps the
+// checks, dtype dispatch, layouts and outputs. The SIMD kernels are written once on Google Highway and
 // dispatched at run time to the best target the CPU has (AVX-512, AVX2, SSE4, NEON, scalar). The room
 // (core/cpu/) is the only place with SIMD; nothing outside it includes Highway, and its headers are not
-// installed: these are not public API.
+// installed: these are not public API. The loops that take an op's element function are templates, in
+// loops.h and visit.h.
 // Pointers are contiguous f32 unless said otherwise; n counts elements.
 #include <cstdint>
 #include <functional>
+#include <utility>
+#include <vector>
+
+#include "core/cpu/visit.h"
 
 namespace tg::cpu {
 
@@ -54,6 +60,18 @@ bool sgemm_small_takes(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t
 void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                          const int64_t* a_at, const float* b, int64_t ldb, const int64_t* b_at, float* c,
                          const int64_t* c_at, int64_t ldc, int64_t count, const float* bias = nullptr);
+
+// ---- batched products (gemm.cpp), T = float or double ----
+
+/// C = op(A) @ op(B), or C += op(A) @ op(B) where onto_c, for `count` products laid out as sgemm_small_batched's.
+/// An f32 product that sgemm_small_takes (and not onto_c) runs there, in runs of entries over the pool; others
+/// call cblas_?gemm per entry, and with fewer entries than threads each large product is split into parts of rows
+/// that start at multiples of 48 (a multiple of every x86 OpenBLAS core's row tile): the same bits at any thread
+/// count, on OpenBLAS's x86 cores.
+template <class T>
+void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda,
+                  const int64_t* a_at, const T* b, int64_t ldb, const int64_t* b_at, T* c, const int64_t* c_at,
+                  int64_t ldc, int64_t count, bool onto_c);
 
 // ---- softmax lines (softmax.cpp) ----
 // One line of n contiguous f32, on Highway's best target for the CPU (L lanes: 16 on AVX-512, 8 on AVX2, 4 on
@@ -108,6 +126,37 @@ void layer_norm_f32(const float* x, float* xhat, float* y, const float* w, const
 void layer_norm_backward_f32(const float* dy, const float* xhat, const float* w, const float* rstd, float* dx,
                              double* dw, double* db, int64_t rows, int64_t n);
 
+// ---- softmax and layer norm over a tensor (normalize.cpp), T = float or double ----
+// Threaded over lines (rows); a contiguous f32 line runs the line kernels above, any other line (a stride, f64)
+// the same maths in double with libm, the bits of a plain loop.
+
+/// softmax_f32's maths along each line of the contiguous tensor x split as `a` (a line is a.n elements a.inner
+/// apart), into y of x's layout.
+template <class T>
+void softmax_lines(const T* x, T* y, Around a);
+/// log_softmax_f32's maths along each line, as softmax_lines.
+template <class T>
+void log_softmax_lines(const T* x, T* y, Around a);
+/// softmax_backward_f32's maths along each line: dx from dy and the softmax y.
+template <class T>
+void softmax_backward_lines(const T* dy, const T* y, T* dx, Around a);
+/// log_softmax_backward_f32's maths along each line: dx from dy and the log_softmax y.
+template <class T>
+void log_softmax_backward_lines(const T* dy, const T* y, T* dx, Around a);
+/// softmax(masked_fill(x, blocked, -inf), -1), the bits of the two ops, for a contiguous x of `shape` (>= 1 dim) and
+/// a mask read at strides ms (x's dims, 0 where it broadcasts).
+template <class T>
+void masked_softmax_lines(const T* x, const bool* blocked, const Shape& shape, const Strides& ms, T* y);
+/// layer_norm_f32's rows (and contract) for f32, for f64 the same maths all in double.
+template <class T>
+void layer_norm_rows(const T* x, T* xhat, T* y, const T* w, const T* b, int64_t rows, int64_t n, double eps, T* mean,
+                     T* rstd);
+/// layer_norm_backward_f32's rows (and contract) for f32, for f64 the same maths all in double; dw and db (n doubles,
+/// or null) get every row's terms, summed per chunk of rows and the chunks added in any order.
+template <class T>
+void layer_norm_backward_rows(const T* dy, const T* xhat, const T* w, const T* rstd, T* dx, double* dw, double* db,
+                              int64_t rows, int64_t n);
+
 // ---- packed masks (mask.cpp): f32 and f64, one bit per element, 64 to a word, element i at bit i % 64 of
 // word i / 64; the words of an n-element line are words[0, (n + 63) / 64), and bits at n and past are 0.
 // Exact: each lane does the scalar definition's one IEEE operation, so every target gives its bits.
@@ -126,12 +175,27 @@ void relu_mask_multiply(uint64_t* bits, const double* x, double scale, double* o
 void pack_positive(const float* x, uint64_t* words, int64_t n);
 void pack_positive(const double* x, uint64_t* words, int64_t n);
 
+/// Words for n bits (the (n + 63) / 64 of them), all n set where value, else all clear; bits past n 0 (bits.cpp).
+void fill_bits(uint64_t* words, int64_t n, bool value);
+/// out[i] = bit i, for i < n.
+void unpack_bits(const uint64_t* words, bool* out, int64_t n);
+/// softmax_backward_f32 of mask_select(keep, dy, scale) for `rows` lines of n (dropout after a softmax): the
+/// bits of the two, without the masked dy as a whole tensor (a block of lines at a time, in dx).
+void dropout_softmax_backward_f32(const uint64_t* keep, const float* dy, const float* y, float scale, float* dx,
+                                  int64_t rows, int64_t n);
+
 // ---- random lanes (xoshiro.cpp) ----
 
 /// Eight xoshiro256** streams (Generator::next()'s, state word q of stream l in lanes[q][l]) each draw
 /// 64·words numbers: bit j of out[l·words + w] = (draw 64·w + j of stream l) < threshold. The streams are
 /// left in their final states. Exact: the bits of Generator::next() on every target.
 void xoshiro_bits_below8(uint64_t (&lanes)[4][8], uint64_t threshold, uint64_t* out, int64_t words);
+
+/// n draws of the xoshiro256** stream `state` (Generator's) as bits packed 64 to a word: bit i of words[i / 64] is
+/// draw i < threshold, the bits past n 0; `state` is left after the n draws (xoshiro_jump.cpp). Blocks of 8·C
+/// draws run on xoshiro_bits_below8, their lanes started C draws apart by jump polynomials. Exact: the bits of
+/// n calls of Generator::next().
+void xoshiro_bits_below(uint64_t (&state)[4], uint64_t threshold, uint64_t* words, int64_t n);
 
 // ---- Adam (adam.cpp) ----
 
@@ -184,6 +248,45 @@ void arith_rows_f32(Arith op, const float* full, const float* row, bool row_firs
                     int64_t m);
 void arith_rows_f64(Arith op, const double* full, const double* row, bool row_first, double* out, int64_t rows,
                     int64_t m);
+
+// ---- lookups (index.cpp) on checked indices; T = float, double or int64_t (move_slices: also bool) ----
+
+/// Of contiguous tensors split as s and d around one dim: for each (dj, sj) in pairs, slice dj of dst = slice sj
+/// of src, or += it with `add` (in order, so repeated dj accumulate).
+template <class T>
+void move_slices(const T* src, T* dst, Around s, Around d, const std::vector<std::pair<int64_t, int64_t>>& pairs,
+                 bool add);
+/// Bags of rows of D: out[m] += rows[index[m, n]] for index (M, N) (embedding_bag_sum), or with `adjoint`
+/// out[index[m, n]] += rows[m]; entries equal to padding_idx are skipped. In the order of m, then n.
+template <class T>
+void bag_sum(const T* rows, const int64_t* index, int64_t M, int64_t N, int64_t D, int64_t padding_idx, bool adjoint,
+             T* out);
+
+// ---- row reductions (reduce_rows.cpp) ----
+// `rows` contiguous rows of len, one result per row, threaded over rows. Float sums accumulate in double in the
+// order of the row: the same bits at any thread count and on every target.
+
+/// out[r] = T(Σ row r / divisor), T = float or double (divisor 1: the sum; len: the mean, NaN for len 0).
+template <class T>
+void sum_rows(const T* x, int64_t rows, int64_t len, double divisor, T* out);
+/// out[r] = Σ row r, T = int64_t or bool, wrapping around on overflow as PyTorch's integer sum does.
+template <class T>
+void wrapping_sum_rows(const T* x, int64_t rows, int64_t len, int64_t* out);
+/// out[o, i] = T(Σ_j x[o, j, i] / divisor) over (outer, len, inner) blocks, len >= 1, T = float or double: each
+/// element's terms in the order of j, as sum_rows's.
+template <class T>
+void sum_blocks(const T* x, int64_t outer, int64_t len, int64_t inner, double divisor, T* out);
+/// out[r] = Σ (x - mean)² / max(len - correction, 0) over row r, two passes in double, T = float or double.
+template <class T>
+void var_rows(const T* x, int64_t rows, int64_t len, int64_t correction, T* out);
+/// out[r] = max + log Σ exp(x - max) over row r in double, T = float or double; max when it is not finite (an
+/// all -inf row gives -inf).
+template <class T>
+void logsumexp_rows(const T* x, int64_t rows, int64_t len, T* out);
+/// The largest (or with !largest the smallest) value of each row, len >= 1, and its first index; a NaN wins, as
+/// in PyTorch. T = float, double or int64_t.
+template <class T>
+void extreme_rows(const T* x, int64_t rows, int64_t len, bool largest, T* values, int64_t* indices);
 
 /// acc[i] += Σ_j src[j·stride + i] for i < m and j < len: each term widened to double and added in the order of
 /// j (exact order, the same bits on every target).

@@ -1,0 +1,73 @@
+// Batched matrix products (core/linalg.cpp's kernel): f32 products small enough for our own kernel
+// (sgemm_small.cpp) in runs of batch entries, all others one cblas_?gemm call per entry, or per part of rows.
+// OpenBLAS runs on one thread (thread_pool.cpp): products go over our pool, whole batch entries to the threads
+// or, with fewer entries than threads, parts of rows.
+#include <cblas.h>
+
+#include <algorithm>
+#include <type_traits>
+
+#include "core/cpu/kernels.h"
+
+namespace tg::cpu {
+namespace {
+
+// A part takes at least kSplitMNK multiply-adds: above OpenBLAS's small-matrix kernels (100³) and our own (256³),
+// it takes the whole product's kernels. Those compute C in tiles of rows and sum the rows that fill no tile at a
+// matrix's end otherwise; parts start at multiples of kSplitRows, a multiple of the tiles of every x86 core
+// (SkylakeX 16 rows, Haswell and Zen 24), so every element sums its terms as in the whole product: the same bits
+// at any thread count.
+constexpr double kSplitMNK = 256.0 * 256.0 * 256.0;
+constexpr int64_t kSplitRows = 48;
+// Work of fewer multiply-adds than this per thread (100-200 µs) is not worth waking one for (parallel.h).
+constexpr double kThreadWork = double(int64_t(1) << 23);
+// The entries (or parts) one thread takes at least, each of `mnk` multiply-adds.
+int64_t grain(double mnk) { return std::max<int64_t>(1, int64_t(kThreadWork / std::max(mnk, 1.0))); }
+
+CBLAS_TRANSPOSE flag(bool trans) { return trans ? CblasTrans : CblasNoTrans; }
+
+}  // namespace
+
+template <class T>
+void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda,
+                  const int64_t* a_at, const T* b, int64_t ldb, const int64_t* b_at, T* c, const int64_t* c_at,
+                  int64_t ldc, int64_t count, bool onto_c) {
+  const double mnk = double(M) * double(N) * double(K);
+  if constexpr (std::is_same_v<T, float>) {
+    if (!onto_c && sgemm_small_takes(trans_a, trans_b, M, N, K)) {
+      // Attention's B·H heads in runs of entries, one run per thread.
+      parallel_for(count, grain(mnk), [&](int64_t p0, int64_t p1) {
+        sgemm_small_batched(trans_a, trans_b, M, N, K, a, lda, a_at + p0, b, ldb, b_at + p0, c, c_at + p0, ldc,
+                            p1 - p0);
+      });
+      return;
+    }
+  }
+  // Fewer entries than threads: each product in parts of rows, every part still above the small kernels.
+  const int64_t threads = threads_here();  // 1 in a task of parallel_tasks: whole products, its bits
+  const int64_t parts = count >= threads || mnk < 2 * kSplitMNK
+                            ? 1
+                            : std::max<int64_t>(1, std::min({threads, int64_t(mnk / kSplitMNK), M / kSplitRows}));
+  auto part_start = [&](int64_t r) { return r == parts ? M : M * r / parts / kSplitRows * kSplitRows; };
+  const int64_t a_row = trans_a ? 1 : lda;  // elements from one row of op(A) to the next
+  const T beta = onto_c ? 1 : 0;
+  parallel_for(count * parts, grain(mnk / double(parts)), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t p = i / parts, r = i % parts, m0 = part_start(r), m1 = part_start(r + 1);
+      const T* pa = a + a_at[p] + m0 * a_row;
+      const T* pb = b + b_at[p];
+      T* pc = c + c_at[p] + m0 * ldc;
+      if constexpr (std::is_same_v<T, float>)
+        cblas_sgemm(CblasRowMajor, flag(trans_a), flag(trans_b), m1 - m0, N, K, 1.0f, pa, lda, pb, ldb, beta, pc, ldc);
+      else
+        cblas_dgemm(CblasRowMajor, flag(trans_a), flag(trans_b), m1 - m0, N, K, 1.0, pa, lda, pb, ldb, beta, pc, ldc);
+    }
+  });
+}
+
+template void gemm_batched(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const int64_t*, const float*,
+                           int64_t, const int64_t*, float*, const int64_t*, int64_t, int64_t, bool);
+template void gemm_batched(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const int64_t*,
+                           const double*, int64_t, const int64_t*, double*, const int64_t*, int64_t, int64_t, bool);
+
+}  // namespace tg::cpu
