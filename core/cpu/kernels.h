@@ -1,13 +1,14 @@
 #pragma once
 // The kernel room's one door. What core/ (and Adam) computes on raw buffers, it computes through these
-// functions: the thread pool's loops, the small-GEMM kernel and the batched products, the softmax and layer-norm
-// lines, the row reductions, lookups, elementwise, packed-mask, random-lane and Adam kernels; core/ keeps the
-// checks, dtype dispatch, layouts and outputs. The SIMD kernels are written once on Google Highway and
-// dispatched at run time to the best target the CPU has (AVX-512, AVX2, SSE4, NEON, scalar). The room
-// (core/cpu/) is the only place with SIMD; nothing outside it includes Highway, and its headers are not
-// installed: these are not public API. The loops that take an op's element function are templates, in
-// loops.h and visit.h.
+// functions: the thread pool's loops, the memory pool and page cache, the small-GEMM kernel and the batched
+// products, the softmax and layer-norm lines, the row reductions, lookups, elementwise, packed-mask,
+// random-lane and Adam kernels; core/ keeps the checks, dtype dispatch, layouts and outputs. The SIMD kernels
+// are written once on Google Highway and dispatched at run time to the best target the CPU has (AVX-512, AVX2,
+// SSE4, NEON, SVE, scalar). The room (core/cpu/) is the only place with SIMD; nothing outside it includes
+// Highway, and its headers are not installed: these are not public API. The loops that take an op's element
+// function are templates, in loops.h and visit.h.
 // Pointers are contiguous f32 unless said otherwise; n counts elements.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <utility>
@@ -40,6 +41,17 @@ void parallel_for(int64_t n, int64_t grain, F&& f) {
   if (n <= grain) return f(int64_t(0), n);
   parallel_for_chunks(n, grain, f);
 }
+
+// ---- memory (allocator.cpp; the small-block pool is core/pool.h's) ----
+
+/// Whether pool_allocate keeps blocks of `bytes` on its per-thread free lists (64 B .. 64 KB).
+bool pooled_size(size_t bytes);
+/// A page-aligned block of at least `bytes` (rounded up to whole pages): a cached block freed earlier that it
+/// fills to 3/4 at least, else fresh pages from mmap; nullptr when the mapping fails.
+void* map_pages(size_t bytes);
+/// Returns a block of map_pages(bytes) (the same `bytes`) to the cache, or to the kernel once the cache holds
+/// more than the peak in use plus 256 MB.
+void unmap_pages(void* p, size_t bytes) noexcept;
 
 // ---- small f32 GEMM (sgemm_small.cpp) ----
 
