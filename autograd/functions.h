@@ -106,6 +106,28 @@ Variable matmul(const Variable& a, const Variable& b);
 /// one op (the bias added inside the GEMM for f32: tg::linear), within rounding of matmul then add.
 Variable linear(const Variable& x, const Variable& weight, const Variable& bias);
 
+// ---- normalisation layers' functions (functions/normalization.cpp), compositions of the ops above ----
+/// Batch normalisation (Ioffe & Szegedy 2015), PyTorch's F.batch_norm: x (N, C, *) -> the same shape,
+/// (x - μ)/√(σ² + eps)·weight + bias per channel (weight, bias (C) or undefined). training: μ and the biased σ²
+/// over N and *, and running_mean/running_var (C) (if defined; handles sharing storage with the caller's) are
+/// updated in place to (1 - momentum)·r + momentum·s, with the unbiased variance. Otherwise the running
+/// statistics are used. ShapeError for x of fewer than 2 dims or a per-channel tensor not (C); DTypeError
+/// when one is not x's dtype; ValueError for a training batch of one value per channel, momentum outside
+/// [0, 1], eps <= 0, or evaluation without running statistics.
+Variable batch_norm(const Variable& x, Tensor running_mean, Tensor running_var, const Variable& weight,
+                    const Variable& bias, bool training, double momentum = 0.1, double eps = 1e-5);
+/// Group normalisation (Wu & He 2018): x (N, C, *) with the C channels in num_groups groups of C/G; each
+/// (sample, group) normalised over its channels and *, biased variance, then ·weight + bias per channel (C,
+/// either undefined). ShapeError for x of fewer than 2 dims or a weight/bias not (C); ValueError when C is not
+/// divisible by num_groups or eps <= 0.
+Variable group_norm(const Variable& x, int64_t num_groups, const Variable& weight, const Variable& bias,
+                    double eps = 1e-5);
+/// RMS normalisation (Zhang & Sennrich 2019; PyTorch 2.4's F.rms_norm): x·rsqrt(mean(x²) + eps)·weight over
+/// the last `normalized_ndim` dims, weight of that shape or undefined; eps unset = the machine epsilon of
+/// x's dtype. ShapeError for a bad normalized_ndim or weight shape, ValueError for eps <= 0.
+Variable rms_norm(const Variable& x, int64_t normalized_ndim, const Variable& weight,
+                  std::optional<double> eps = std::nullopt);
+
 // ---- neural-network functions (functions/nn.cpp) ----
 /// Softmax along dim; dx = y·(dy - Σ dy·y).
 Variable softmax(const Variable& x, int64_t dim);

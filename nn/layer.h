@@ -77,6 +77,8 @@ class Layer {
   Tensor register_buffer(const std::string& name, Tensor value);
   /// Adds a sub-layer (a member of the subclass) under `name`.
   void register_layer(const std::string& name, Layer& child);
+  /// Forgets every sub-layer, for containers that re-register theirs after an insertion or a replacement.
+  void clear_layers() { children_.clear(); }
   /// Runs the forward hooks; layers with their own forward signatures call it themselves.
   void run_forward_hooks(const Variable& input, const Variable& output);
   /// Whether a forward hook is registered (a fused forward falls back to the ops whose input hooks see).

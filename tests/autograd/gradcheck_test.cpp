@@ -124,6 +124,22 @@ const std::vector<GradCase>& cases() {
       {"layer_norm_backward", {{2, 2, 3}, {2, 2, 3}}, vjp([](const Inputs& x) {
          return layer_norm(x[0], 2, Variable(), Variable());
        })},
+      // The normalisation layers' functions (compositions: rows so that their derivatives are checked).
+      {"batch_norm", {{4, 3, 2}, {3}, {3}},  // training, batch statistics, no running ones
+       [](const Inputs& x) { return batch_norm(x[0], Tensor(), Tensor(), x[1], x[2], true); }},
+      {"batch_norm", {{5, 3}}, [](const Inputs& x) {  // (N, C), updating running statistics, no affine
+         return batch_norm(x[0], zeros({3}, f64), ones({3}, f64), Variable(), Variable(), true, 0.3, 1e-3);
+       }},
+      {"batch_norm", {{2, 3, 2, 2}, {3}, {3}}, [](const Inputs& x) {  // evaluation with running statistics
+         return batch_norm(x[0], tensor({0.1, -0.2, 0.3}, f64), tensor({0.5, 1.5, 2.0}, f64), x[1], x[2], false);
+       }},
+      {"group_norm", {{2, 6, 3}, {6}, {6}}, [](const Inputs& x) { return group_norm(x[0], 2, x[1], x[2]); }},
+      {"group_norm", {{2, 3, 4}}, [](const Inputs& x) {  // a strided (2, 4, 3) input, one group per channel
+         return group_norm(x[0].permute({0, 2, 1}), 4, Variable(), Variable(), 1e-3);
+       }},
+      {"rms_norm", {{2, 3, 4}, {4}}, [](const Inputs& x) { return rms_norm(x[0], 1, x[1]); }},
+      {"rms_norm", {{2, 3, 4}, {3, 4}}, [](const Inputs& x) { return rms_norm(x[0], 2, x[1], 1e-6); }},
+      {"rms_norm", {{3, 4}}, [](const Inputs& x) { return rms_norm(x[0], 1, Variable()); }},
       {"index_select", {{4, 3}}, [](const Inputs& x) { return index_select(x[0], 0, index_tensor({3, 0, 3}, {3})); }},
       {"index_select_backward", {{4, 3}},
        [](const Inputs& x) { return index_select(x[0], 1, index_tensor({2, 2}, {2})); }},
@@ -225,7 +241,8 @@ TEST_CASE("second derivatives match finite differences for the core families") {
                                         "cross_entropy", "sqrt", "erf", "slice", "split", "split_piece", "index_select",
                                         "embedding", "embedding_bag", "embedding_bag_backward",
                                         "scaled_dot_product_attention", "attention_weights", "attention_softmax_grad",
-                                        "attention_dropout", "matmul_as", "relu", "dropout", "relu_dropout"};
+                                        "attention_dropout", "matmul_as", "relu", "dropout", "relu_dropout",
+                                        "batch_norm", "group_norm", "rms_norm"};
   for (const GradCase& c : cases()) {
     if (!second.count(c.name)) continue;
     std::string name = c.name;
