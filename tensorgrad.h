@@ -13,3 +13,5 @@
 #include "core/safetensors.h"
 #include "nn/nn.h"
 #include "optim/optim.h"
+#include "data/data.h"
+#include "train/train.h"

@@ -1,4 +1,5 @@
-// Progress line, metrics, and hand-written SVG (a plot needs no library: lines, rectangles and text).
+// Progress line, metrics, and the SVG pictures: the learning curve through tg::train's, the attention
+// heatmaps hand-written (rectangles and text).
 #include "report.h"
 
 #include <unistd.h>
@@ -68,84 +69,18 @@ std::string format_metrics(const Metrics& m, const std::vector<std::string>& nam
   return out + "\n";
 }
 
-namespace {
-
-// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong forms, surrogates or code
-// points above U+10FFFF), or 0 when it is not one.
-size_t utf8_length(const std::string& s, size_t i) {
-  auto at = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
-  const unsigned c = at(0);
-  const size_t n = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-  const unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80, hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
-  if (n >= 2 && (at(1) < lo || at(1) > hi)) return 0;
-  for (size_t k = 2; k < n; ++k)
-    if (at(k) < 0x80 || at(k) > 0xBF) return 0;
-  return n;
-}
-
-// Text for an SVG (XML 1.0) element or attribute: markup characters escaped; bytes that are not UTF-8 and
-// control characters XML forbids become U+FFFD, so a sentence in another encoding still gives a file that
-// renders instead of an XML parse error.
-std::string escape(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = utf8_length(s, i);
-    const char ch = s[i];
-    if (n == 0 || (n == 1 && static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' && ch != '\r'))
-      out += "\uFFFD", i += std::max<size_t>(n, 1);
-    else if (n > 1)
-      out.append(s, i, n), i += n;
-    else
-      out += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : ch == '\'' ? "&#39;" : std::string(1, ch), ++i;
-  }
-  return out;
-}
-
-// A polyline through (i, values[i]) mapped into the plot box; NaN values are skipped.
-std::string series(const std::vector<double>& v, double lo, double hi, const char* color, double x0, double y0,
-                   double w, double h) {
-  std::string pts, dots;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (std::isnan(v[i])) continue;
-    double x = x0 + (v.size() > 1 ? w * double(i) / double(v.size() - 1) : w / 2);
-    double y = y0 + h - h * (std::clamp(v[i], lo, hi) - lo) / std::max(hi - lo, 1e-12);
-    pts += fmt::format("{:.1f},{:.1f} ", x, y);
-    dots += fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='3' fill='{}'/>", x, y, color);
-  }
-  return fmt::format("<polyline fill='none' stroke='{}' stroke-width='2' points='{}'/>{}\n", color, pts, dots);
-}
-
-}  // namespace
-
 std::string learning_curve_svg(const std::vector<EpochLog>& log, const std::string& title) {
-  const double x0 = 60, y0 = 40, w = 520, h = 260;
-  std::vector<double> loss, train_acc, val_acc;
+  std::vector<double> epoch, loss, train_acc, val_acc;
   double max_loss = 0;
   for (const EpochLog& e : log) {
-    loss.push_back(e.train_loss), train_acc.push_back(e.train_accuracy), val_acc.push_back(e.val_accuracy);
+    epoch.push_back(double(e.epoch)), loss.push_back(e.train_loss);
+    train_acc.push_back(e.train_accuracy), val_acc.push_back(e.val_accuracy);
     max_loss = std::max(max_loss, e.train_loss);
   }
-  std::string s = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='680' height='380' "
-                              "font-family='sans-serif' font-size='12'>\n<rect width='680' height='380' fill='white'/>\n"
-                              "<text x='{}' y='22' font-size='15'>{}</text>\n"
-                              "<rect x='{}' y='{}' width='{}' height='{}' fill='none' stroke='#888'/>\n",
-                              x0, escape(title), x0, y0, w, h);
-  for (int k = 0; k <= 4; ++k) {
-    double y = y0 + h - h * k / 4.0;
-    s += fmt::format("<text x='{}' y='{:.1f}' text-anchor='end'>{:.2f}</text>", x0 - 6, y + 4, max_loss * k / 4);
-    s += fmt::format("<text x='{}' y='{:.1f}'>{:.2f}</text>\n", x0 + w + 6, y + 4, 0.5 + 0.5 * k / 4);
-  }
-  for (size_t i = 0; i < log.size(); ++i)
-    s += fmt::format("<text x='{:.1f}' y='{}' text-anchor='middle'>{}</text>",
-                     x0 + (log.size() > 1 ? w * double(i) / double(log.size() - 1) : w / 2), y0 + h + 16, log[i].epoch);
-  s += series(loss, 0, max_loss, "#d62728", x0, y0, w, h) + series(train_acc, 0.5, 1.0, "#1f77b4", x0, y0, w, h) +
-       series(val_acc, 0.5, 1.0, "#2ca02c", x0, y0, w, h);
-  s += fmt::format("<text x='{}' y='{}' fill='#d62728'>training loss (left)</text>"
-                   "<text x='{}' y='{}' fill='#1f77b4'>training accuracy (right)</text>"
-                   "<text x='{}' y='{}' fill='#2ca02c'>validation accuracy (right)</text>\n"
-                   "<text x='{}' y='{}' text-anchor='middle'>epoch</text>\n</svg>\n",
-                   x0, y0 + h + 56, x0 + 170, y0 + h + 56, x0 + 360, y0 + h + 56, x0 + w / 2, y0 + h + 34);
-  return s;
+  return tg::train::learning_curve_svg(
+      {{"training loss", loss}, {"training accuracy", train_acc, true}, {"validation accuracy", val_acc, true}},
+      {.title = title, .x = epoch, .left_range = std::pair{0.0, std::max(max_loss, 1e-12)},
+       .right_range = std::pair{0.5, 1.0}});
 }
 
 std::string attention_svg(const std::vector<std::string>& tokens, const std::vector<tg::Tensor>& weights,
@@ -157,7 +92,7 @@ std::string attention_svg(const std::vector<std::string>& tokens, const std::vec
   std::string s = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{:.0f}' height='{:.0f}' "
                               "font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' fill='white'/>\n"
                               "<text x='20' y='24' font-size='15'>{}</text>\n",
-                              width, height, escape(title));
+                              width, height, tg::train::xml_escape(title));
   for (int64_t l = 0; l < L; ++l) {
     std::vector<double> w = weights[size_t(l)].to_vector<double>();  // (H, S, S)
     for (int64_t h = 0; h < H; ++h) {
@@ -167,16 +102,16 @@ std::string attention_svg(const std::vector<std::string>& tokens, const std::vec
                        network, l % per_network, h);
       for (int64_t i = 0; i < S; ++i) {
         s += fmt::format("<text x='{:.1f}' y='{:.1f}' text-anchor='end'>{}</text>", ox - 4, oy + cell * double(i) + 13,
-                         escape(tokens[size_t(i)]));
+                         tg::train::xml_escape(tokens[size_t(i)]));
         s += fmt::format("<text transform='translate({:.1f},{:.1f}) rotate(-60)'>{}</text>", ox + cell * double(i) + 12,
-                         oy - 4, escape(tokens[size_t(i)]));
+                         oy - 4, tg::train::xml_escape(tokens[size_t(i)]));
         for (int64_t j = 0; j < S; ++j) {
           double v = w[size_t((h * S + i) * S + j)];
           int shade = int(255 - 215 * std::clamp(v, 0.0, 1.0));
           s += fmt::format("<rect x='{:.1f}' y='{:.1f}' width='{}' height='{}' fill='rgb({},{},255)'><title>{} -> {}: "
                            "{:.3f}</title></rect>",
                            ox + cell * double(j), oy + cell * double(i), cell, cell, shade, shade,
-                           escape(tokens[size_t(i)]), escape(tokens[size_t(j)]), v);
+                           tg::train::xml_escape(tokens[size_t(i)]), tg::train::xml_escape(tokens[size_t(j)]), v);
         }
       }
       s += "\n";
