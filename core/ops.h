@@ -65,6 +65,9 @@ Tensor abs(const Tensor& x);
 Tensor sign(const Tensor& x);
 Tensor exp(const Tensor& x);
 Tensor log(const Tensor& x);
+/// log(1 + x) and e^x - 1, exact near x = 0 where the plain forms lose every digit (std::log1p, std::expm1).
+Tensor log1p(const Tensor& x);
+Tensor expm1(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor rsqrt(const Tensor& x);
 Tensor tanh(const Tensor& x);

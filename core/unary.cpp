@@ -83,6 +83,8 @@ Tensor exp(const Tensor& x) {
   return unary_float(x, "exp", [](auto v) { return std::exp(v); });
 }
 Tensor log(const Tensor& x) { return unary_float(x, "log", [](auto v) { return std::log(v); }); }
+Tensor log1p(const Tensor& x) { return unary_float(x, "log1p", [](auto v) { return std::log1p(v); }); }
+Tensor expm1(const Tensor& x) { return unary_float(x, "expm1", [](auto v) { return std::expm1(v); }); }
 Tensor sqrt(const Tensor& x) { return unary_float(x, "sqrt", [](auto v) { return std::sqrt(v); }); }
 Tensor rsqrt(const Tensor& x) { return unary_float(x, "rsqrt", [](auto v) { return 1 / std::sqrt(v); }); }
 Tensor tanh(const Tensor& x) {

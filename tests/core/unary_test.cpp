@@ -33,6 +33,8 @@ const UnaryCase kFloat[] = {
     {"relu", [](const Tensor& x) { return relu(x); }, [](double v) { return v > 0 ? v : 0; }, false},
     {"exp", [](const Tensor& x) { return exp(x); }, [](double v) { return std::exp(v); }, false},
     {"log", [](const Tensor& x) { return log(x); }, [](double v) { return std::log(v); }, true},
+    {"log1p", [](const Tensor& x) { return log1p(x); }, [](double v) { return std::log1p(v); }, true},
+    {"expm1", [](const Tensor& x) { return expm1(x); }, [](double v) { return std::expm1(v); }, false},
     {"sqrt", [](const Tensor& x) { return sqrt(x); }, [](double v) { return std::sqrt(v); }, true},
     {"rsqrt", [](const Tensor& x) { return rsqrt(x); }, [](double v) { return 1 / std::sqrt(v); }, true},
     {"tanh", [](const Tensor& x) { return tanh(x); }, [](double v) { return std::tanh(v); }, false},
@@ -167,6 +169,15 @@ TEST_CASE("sigmoid saturates at ±1000 without NaN or inf, and is accurate in th
     CHECK(v[2] == 0.5);
     CHECK(v[3] == doctest::Approx(1 - 2.0611536181902037e-09).epsilon(dt == f32 ? 1e-7 : 1e-15));
     CHECK(v[4] == 1);
+  }
+}
+
+// log(1 + 1e-20) is log(1) = 0 and e^1e-20 - 1 is 0 in any float: the fused forms keep the value.
+TEST_CASE("log1p and expm1 keep tiny arguments that the plain forms round away") {
+  for (DType dt : {f32, f64}) {
+    CHECK(log1p(tensor({1e-20}, {1}, dt)).to_vector<double>()[0] == doctest::Approx(1e-20).epsilon(1e-6));
+    CHECK(expm1(tensor({-1e-20}, {1}, dt)).to_vector<double>()[0] == doctest::Approx(-1e-20).epsilon(1e-6));
+    check_tensor(log1p(tensor({-1, 0, INFINITY}, {3}, dt)), {3}, {-INFINITY, 0, INFINITY});
   }
 }
 
