@@ -20,6 +20,8 @@ Variable mul(const Variable& a, const Variable& b);
 Variable div(const Variable& a, const Variable& b);
 Variable neg(const Variable& x);
 Variable exp(const Variable& x);
+/// eˣ - 1, exact near 0 (std::expm1); gradient eˣ.
+Variable expm1(const Variable& x);
 Variable log(const Variable& x);
 Variable sqrt(const Variable& x);
 Variable rsqrt(const Variable& x);
@@ -48,6 +50,22 @@ Variable where(const Tensor& cond, const Variable& a, const Variable& b);
 Variable masked_fill(const Variable& x, const Tensor& mask, double value);
 /// x·σ(x) (SiLU, Elfwing et al. 2017; PyTorch's silu).
 Variable silu(const Variable& x);
+
+// ---- activations (functions/activation.cpp), as torch.nn.functional; any shape ----
+/// x for x > 0, negative_slope·x otherwise; the gradient at 0 is negative_slope (as PyTorch).
+Variable leaky_relu(const Variable& x, double negative_slope = 0.01);
+/// ELU (Clevert et al. 2016): x for x > 0, α·(eˣ - 1) otherwise; the gradient at 0 is α (as PyTorch).
+Variable elu(const Variable& x, double alpha = 1.0);
+/// SELU (Klambauer et al. 2017): scale·elu(x, α) with PyTorch's α ≈ 1.6733 and scale ≈ 1.0507.
+Variable selu(const Variable& x);
+/// log(1 + e^{βx})/β, computed without overflow; x itself where βx > threshold (PyTorch's linear region);
+/// gradient σ(βx), 1 in the linear region. ValueError when beta is 0 or not finite.
+Variable softplus(const Variable& x, double beta = 1.0, double threshold = 20.0);
+/// x limited to [min_val, max_val]; gradient 1 strictly inside, 0 at the bounds and outside (as PyTorch, unlike
+/// clamp). ValueError when min_val > max_val.
+Variable hardtanh(const Variable& x, double min_val = -1.0, double max_val = 1.0);
+/// Mish (Misra 2019): x·tanh(softplus(x)).
+Variable mish(const Variable& x);
 
 Variable operator+(const Variable& a, const Variable& b);
 Variable operator-(const Variable& a, const Variable& b);

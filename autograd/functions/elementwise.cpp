@@ -49,6 +49,11 @@ Variable exp(const Variable& x) {
   return record("exp", tg::exp(x.value()), {x}, [](const Variable& dy, const Variable& y) -> Grads { return {dy * y}; },
                 true);
 }
+// y = eˣ - 1.  dx = dy·(y + 1).
+Variable expm1(const Variable& x) {
+  return record("expm1", tg::expm1(x.value()), {x},
+                [](const Variable& dy, const Variable& y) -> Grads { return {dy * (y + 1.0)}; }, true);
+}
 // y = ln x.  dx = dy / x.
 Variable log(const Variable& x) {
   return record("log", tg::log(x.value()), {x}, [x](const Variable& dy, const Variable&) -> Grads { return {dy / x}; });
