@@ -190,12 +190,19 @@ struct CrossEntropyOptions {
   Reduction reduction = Reduction::mean;
   int64_t ignore_index = -100;   ///< targets equal to this add no loss and no gradient
   double label_smoothing = 0.0;  ///< in [0, 1]: target = (1-ε)·onehot + ε/C
-  Tensor weight;                 ///< (C) per-class weights, logits' dtype; undefined = all 1
+  Tensor weight;                 ///< (C) per-class weights, >= 0, logits' dtype; undefined = all 1
 };
 /// Cross-entropy of logits (B, C) or (B, C, d...) against class indices (B) or (B, d...), i64; fused
 /// log_softmax + NLL, stable for logits of any size. Mean reduction divides by the non-ignored count, or
 /// with `weight` by Σ weight[target] over non-ignored targets (as PyTorch).
-/// IndexError naming a target outside [0, C) that is not ignore_index.
+/// IndexError naming a target outside [0, C) that is not ignore_index; ValueError naming a negative weight and
+/// its class (PyTorch accepts one) or a label_smoothing outside [0, 1].
 Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& options = {});
+
+/// Binary cross-entropy of probabilities x in [0, 1] against targets t, elementwise and unreduced (the
+/// reduction and weights are nn::binary_cross_entropy's): -(t·log x + (1-t)·log(1-x)) with each log clamped at
+/// -100, and PyTorch's gradients dx = (x - t)/max(x(1-x), 1e-12), dt = -logit(x). ShapeError naming both shapes
+/// unless they are equal; ValueError naming the first x outside [0, 1] (NaN included), as PyTorch raises.
+Variable binary_cross_entropy(const Variable& probs, const Variable& target);
 
 }  // namespace tg

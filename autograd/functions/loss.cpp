@@ -1,6 +1,6 @@
 // Fused cross-entropy: log_softmax and the negative log-likelihood in one op, so that no probability is
 // ever formed in the forward (stable for logits of any size), with ignore_index, label smoothing and
-// class weights (as torch.nn.functional.cross_entropy).
+// class weights (as torch.nn.functional.cross_entropy); and binary cross-entropy on probabilities, elementwise.
 #include "autograd/functions.h"
 
 namespace tg {
@@ -30,6 +30,9 @@ Tensor class_weights(const CrossEntropyOptions& o, int64_t C, DType dtype) {
   check<ShapeError>(o.weight.shape() == Shape{C}, "cross_entropy: weight must be ({},) for {} classes, got {}", C, C,
                     o.weight.shape());
   check<DTypeError>(o.weight.dtype() == dtype, "cross_entropy: weight dtype {} vs logits {}", o.weight.dtype(), dtype);
+  const std::vector<double> w = o.weight.to_vector<double>();
+  for (size_t c = 0; c < w.size(); ++c)
+    check<ValueError>(w[c] >= 0, "cross_entropy: weight must be >= 0, got {} for class {}", w[c], c);
   return o.weight.contiguous();
 }
 
@@ -95,6 +98,27 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
   const bool none = o.reduction == Reduction::none;
   return record("cross_entropy", loss, {z}, [z, a, none, N](const Variable& dy, const Variable&) -> Grads {
     return {cross_entropy_backward(none ? dy.reshape({N, 1}) : dy, z, a)};  // dy as (N, 1) or a scalar
+  });
+}
+
+// PyTorch's kernel: (t - 1)·max(log1p(-x), -100) - t·max(log x, -100). The clamp makes a probability of exactly
+// 0 or 1 cost 100, not inf, so one confident mistake does not make a batch's loss inf. The gradients are
+// PyTorch's formulas, not those of the clamped logs: dx = dy·(x - t)/max(x(1-x), ε), with its ε = 1e-12 as a
+// float (so an x of 0 or 1 gets a large finite gradient), and dt = dy·(log(1-x) - log x).
+Variable binary_cross_entropy(const Variable& probs, const Variable& target) {
+  check<ShapeError>(probs.shape() == target.shape(), "binary_cross_entropy: input and target shapes differ: {} vs {}",
+                    probs.shape(), target.shape());
+  const Tensor& x = probs.value();
+  for (double v : x.to_vector<double>())
+    check<ValueError>(v >= 0 && v <= 1, "binary_cross_entropy: input probabilities must be in [0, 1], got {}", v);
+  const Tensor& t = target.value();
+  const Tensor loss = (t - 1.0) * tg::clamp(tg::log1p(-x), -100.0, std::nullopt) -
+                      t * tg::clamp(tg::log(x), -100.0, std::nullopt);
+  return record("binary_cross_entropy", loss, {probs, target}, [probs, target](const Variable& dy,
+                                                                               const Variable&) -> Grads {
+    const double eps = double(1e-12f);
+    Variable dx = dy * (probs - target) / clamp(probs * (1.0 - probs), eps, std::nullopt);
+    return {dx, target.requires_grad() ? dy * (log(1.0 - probs) - log(probs)) : Variable()};
   });
 }
 

@@ -74,7 +74,7 @@ const std::vector<GradCase>& cases() {
       {"where", {{2, 3}, {3}}, [](const Inputs& x) { return where(mask_of({2, 3}, 7), x[0], x[1]); }},
       {"masked_fill", {{2, 3}}, [](const Inputs& x) { return masked_fill(x[0], mask_of({3}, 8), 2.0); }},
       {"silu", {{3, 4}}, [](const Inputs& x) { return silu(x[0]); }},
-      // Activations (issue 25). Kinks (0, the hardtanh bounds, βx = threshold) are clear of the inputs;
+      // Activations and BCE (issue 25). Kinks (0, the hardtanh bounds, βx = threshold) are clear of the inputs;
       // tests/nn/activation_test.cpp pins the gradients on them.
       {"expm1", {{2, 3}}, [](const Inputs& x) { return expm1(x[0]); }},
       {"leaky_relu", {{3, 4}}, [](const Inputs& x) { return leaky_relu(x[0], 0.2); }},
@@ -85,6 +85,8 @@ const std::vector<GradCase>& cases() {
       {"softplus", {{3, 4}}, [](const Inputs& x) { return softplus(x[0], -0.5); }},
       {"hardtanh", {{3, 4}}, [](const Inputs& x) { return hardtanh(x[0], -0.5, 0.7); }},
       {"mish", {{3, 4}}, [](const Inputs& x) { return mish(x[0]); }},
+      {"binary_cross_entropy", {{2, 3}, {2, 3}},  // probabilities and soft targets, both with gradients
+       [](const Inputs& x) { return binary_cross_entropy(sigmoid(x[0]), sigmoid(x[1])); }},
       {"sum", {{2, 3, 4}}, [](const Inputs& x) { return sum(x[0], {0, 2}); }},
       {"sum", {{2, 3}}, [](const Inputs& x) { return sum(x[0], {1}, true); }},
       {"mean", {{2, 3, 4}}, [](const Inputs& x) { return mean(x[0], {1}); }},
@@ -254,7 +256,8 @@ TEST_CASE("second derivatives match finite differences for the core families") {
                                         "scaled_dot_product_attention", "attention_weights", "attention_softmax_grad",
                                         "attention_dropout", "matmul_as", "relu", "dropout", "relu_dropout",
                                         "batch_norm", "group_norm", "rms_norm",
-                                        "expm1", "leaky_relu", "elu", "selu", "softplus", "hardtanh", "mish"};
+                                        "expm1", "leaky_relu", "elu", "selu", "softplus", "hardtanh", "mish",
+                                        "binary_cross_entropy"};
   for (const GradCase& c : cases()) {
     if (!second.count(c.name)) continue;
     std::string name = c.name;
