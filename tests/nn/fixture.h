@@ -68,6 +68,15 @@ inline TensorMap fixture_weights(const nlohmann::json& fixture) {
 /// The comparison tolerance the nn tests use by default: 1e-5 for f32, 1e-10 for f64.
 inline double fixture_tolerance(DType dtype) { return dtype == DType::f64 ? 1e-10 : 1e-5; }
 
+/// fixture_tolerance(dtype) times the largest finite |value| of `expected` (at least 1): relative for large values
+/// (outputs of 100 in f32, BCE's gradients of 1e12), absolute for small ones.
+inline double fixture_tolerance(DType dtype, const Tensor& expected) {
+  double scale = 1;
+  for (double v : expected.to_vector<double>())
+    if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
+  return fixture_tolerance(dtype) * scale;
+}
+
 /// Largest |a - b| over all elements (shapes must match; NaN where exactly one side is NaN counts as
 /// infinite, equal infinities as 0).
 inline double max_abs_diff(const Tensor& a, const Tensor& b) {
