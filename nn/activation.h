@@ -49,6 +49,80 @@ class SiLU : public Layer {
   std::string type_name() const override { return "SiLU"; }
 };
 
+struct LeakyReLUOptions {
+  double negative_slope = 0.01;
+};
+/// x for x > 0, negative_slope·x otherwise, as torch.nn.LeakyReLU.  Any shape.
+class LeakyReLU : public Layer {
+ public:
+  explicit LeakyReLU(const LeakyReLUOptions& options = {}) : options_(options) {}
+  Variable forward(const Variable& x) override { return leaky_relu(x, options_.negative_slope); }
+  std::string type_name() const override { return "LeakyReLU"; }
+
+ private:
+  LeakyReLUOptions options_;
+};
+
+struct ELUOptions {
+  double alpha = 1.0;
+};
+/// x for x > 0, α·(eˣ - 1) otherwise (Clevert et al. 2016), as torch.nn.ELU.  Any shape.
+class ELU : public Layer {
+ public:
+  explicit ELU(const ELUOptions& options = {}) : options_(options) {}
+  Variable forward(const Variable& x) override { return elu(x, options_.alpha); }
+  std::string type_name() const override { return "ELU"; }
+
+ private:
+  ELUOptions options_;
+};
+
+/// scale·elu(x, α) with PyTorch's constants (Klambauer et al. 2017), as torch.nn.SELU.  Any shape.
+class SELU : public Layer {
+ public:
+  Variable forward(const Variable& x) override { return selu(x); }
+  std::string type_name() const override { return "SELU"; }
+};
+
+struct SoftplusOptions {
+  double beta = 1.0;        ///< finite and nonzero
+  double threshold = 20.0;  ///< x itself where beta·x > threshold
+};
+/// log(1 + e^{βx})/β, as torch.nn.Softplus.  Any shape.  ValueError from the constructor when beta is 0 or
+/// not finite.
+class Softplus : public Layer {
+ public:
+  explicit Softplus(const SoftplusOptions& options = {});
+  Variable forward(const Variable& x) override { return softplus(x, options_.beta, options_.threshold); }
+  std::string type_name() const override { return "Softplus"; }
+
+ private:
+  SoftplusOptions options_;
+};
+
+struct HardtanhOptions {
+  double min_val = -1.0;
+  double max_val = 1.0;
+};
+/// x limited to [min_val, max_val], as torch.nn.Hardtanh.  Any shape.  ValueError from the constructor when
+/// min_val > max_val.
+class Hardtanh : public Layer {
+ public:
+  explicit Hardtanh(const HardtanhOptions& options = {});
+  Variable forward(const Variable& x) override { return hardtanh(x, options_.min_val, options_.max_val); }
+  std::string type_name() const override { return "Hardtanh"; }
+
+ private:
+  HardtanhOptions options_;
+};
+
+/// x·tanh(softplus(x)) (Misra 2019), as torch.nn.Mish.  Any shape.
+class Mish : public Layer {
+ public:
+  Variable forward(const Variable& x) override { return mish(x); }
+  std::string type_name() const override { return "Mish"; }
+};
+
 /// Softmax along `dim` (negative counts from the end); IndexError from forward when dim is out of range.
 class Softmax : public Layer {
  public:
