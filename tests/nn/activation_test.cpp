@@ -79,24 +79,17 @@ std::unique_ptr<nn::Layer> activation_layer(const std::string& fn, const nlohman
 // Inputs 0, ±1, -0.5, 2 (kinks), 5, 20 (where softplus turns linear), ±30, ±100 and random ones; tolerances
 // 1e-10 (f64) and 1e-5 (f32) relative to the largest value.
 TEST_CASE("activations match torch.nn.functional at kinks and extremes: values and gradients, f64 and f32") {
-  for (const char* file : {"nn/activations.f64.json", "nn/activations.f32.json"}) {
-    const nlohmann::json f = test::load_fixture(file);
-    const DType dt = test::fixture_dtype(f);
-    int ran = 0;
-    for (const nlohmann::json& c : f["cases"]) {
-      const std::string name = std::string(file) + " " + c["name"].get<std::string>();
-      CAPTURE(name);
-      Variable x(test::fixture_tensor(c["input"], dt), true);
-      Variable y = (*activation_layer(c["fn"], c["kwargs"]))(x);
-      const Tensor want = test::fixture_tensor(c["output"], dt), dx = test::fixture_tensor(c["grad_input"], dt);
-      test::check_close(y.value(), want, test::fixture_tolerance(dt, want), name + " output");
-      CHECK(all_finite(y.value()));
-      sum(y).backward();
-      test::check_close(x.grad(), dx, test::fixture_tolerance(dt, dx), name + " grad");
-      ++ran;
-    }
-    CHECK(ran == 12);  // no case skipped
-  }
+  const auto ran = test::for_each_fixture_case("nn/activations", [](const nlohmann::json& c, DType dt,
+                                                                    const std::string& name) {
+    Variable x(test::fixture_tensor(c["input"], dt), true);
+    Variable y = (*activation_layer(c["fn"], c["kwargs"]))(x);
+    const Tensor want = test::fixture_tensor(c["output"], dt), dx = test::fixture_tensor(c["grad_input"], dt);
+    test::check_close(y.value(), want, test::fixture_tolerance(dt, want), name + " output");
+    CHECK(all_finite(y.value()));
+    sum(y).backward();
+    test::check_close(x.grad(), dx, test::fixture_tolerance(dt, dx), name + " grad");
+  });
+  CHECK(ran == std::vector<int>{12, 12});  // no case skipped
 }
 
 // PyTorch's conventions where the function has no derivative: the branch that holds x = 0 (x <= 0 for leaky_relu

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -75,6 +76,25 @@ inline double fixture_tolerance(DType dtype, const Tensor& expected) {
   for (double v : expected.to_vector<double>())
     if (std::isfinite(v)) scale = std::max(scale, std::abs(v));
   return fixture_tolerance(dtype) * scale;
+}
+
+/// Calls run(case, dtype, name) on every case of `stem`.f64.json and `stem`.f32.json (stem e.g. "nn/losses"),
+/// with "<file> <case name>" captured for failure messages; returns how many cases ran in each, f64 then f32.
+inline std::vector<int> for_each_fixture_case(
+    const std::string& stem, const std::function<void(const nlohmann::json&, DType, const std::string&)>& run) {
+  std::vector<int> ran;
+  for (const char* dt : {"f64", "f32"}) {
+    const std::string file = stem + "." + dt + ".json";
+    const nlohmann::json f = load_fixture(file);
+    ran.push_back(0);
+    for (const nlohmann::json& c : f.at("cases")) {
+      const std::string name = file + " " + c.at("name").get<std::string>();
+      CAPTURE(name);
+      run(c, fixture_dtype(f), name);
+      ++ran.back();
+    }
+  }
+  return ran;
 }
 
 /// Largest |a - b| over all elements (shapes must match; NaN where exactly one side is NaN counts as
