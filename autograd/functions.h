@@ -181,8 +181,13 @@ Variable relu_dropout(const Variable& x, double p, bool training, Generator* gen
 /// has the result's rank and its last dim innermost; contiguous otherwise): per-head views of (B, S, H·d)
 /// projections get (B, S, H, d) results. ShapeError when q, k and v do not fit those shapes, ValueError
 /// unless 0 <= dropout_p <= 1. Defined in functions/attention.cpp.
+/// is_causal also blocks key j > i + S_k - S_q for query i (the queries are the last S_q positions, as with a KV
+/// cache; torch's top-left tril when S_q = S_k) and skips the work above the diagonal: row blocks, each on the
+/// keys it may see, so the products and exponentials there are never computed. Equal to the masked call up
+/// to rounding; dropout draws block by block. ShapeError when is_causal and S_k < S_q.
 Variable scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked,
-                                      const Tensor& added, double dropout_p = 0, Generator* gen = nullptr);
+                                      const Tensor& added, double dropout_p = 0, Generator* gen = nullptr,
+                                      bool is_causal = false);
 
 /// Options of cross_entropy, as torch.nn.functional.cross_entropy.
 struct CrossEntropyOptions {

@@ -47,13 +47,17 @@ struct Masks {
   }
 };
 
-Masks collect_masks(const MhaCall& call, int64_t B, int64_t H, int64_t S_q, int64_t S_k, DType dtype) {
+// `past` is the cache's length before the call (query i is at position past + i); the causal mask is left
+// to scaled_dot_product_attention when `fused_causal`.
+Masks collect_masks(const MhaCall& call, int64_t B, int64_t H, int64_t S_q, int64_t S_k, int64_t past,
+                    bool fused_causal, DType dtype) {
   Masks m;
   if (call.key_padding_mask.defined()) m.add(call.key_padding_mask.reshape({B, 1, 1, S_k}), dtype);
   if (call.attn_mask.defined())
     m.add(call.attn_mask.dim() == 3 ? call.attn_mask.reshape({B, H, S_q, S_k}) : call.attn_mask, dtype);
-  if (call.is_causal) {  // key j > query i is in the future
-    m.add(gt(arange(0, double(S_k), 1, f64).unsqueeze(0), arange(0, double(S_q), 1, f64).unsqueeze(1)), dtype);
+  if (call.is_causal && !fused_causal) {  // key j > query i + past is in the future
+    m.add(gt(arange(0, double(S_k), 1, f64).unsqueeze(0), arange(double(past), double(past + S_q), 1, f64).unsqueeze(1)),
+          dtype);
   }
   return m;
 }
@@ -124,23 +128,28 @@ std::array<Variable, 3> MultiHeadAttention::project(const Variable& query, const
 AttentionOutput MultiHeadAttention::forward(const Variable& query_in, const Variable& key_in,
                                             const Variable& value_in, const MhaCall& call) {
   check_inputs(query_in, key_in, value_in);
+  if (call.cache) check_cache(query_in, *call.cache);
   check_masks(query_in, key_in, call);
   const bool bf = options_.batch_first;
   const Variable query = bf ? query_in : query_in.transpose(0, 1);  // (B, S_q, E)
   // Transposed once for self-attention, so that project() still sees one input.
   const Variable key = same_input(key_in, query_in) ? query : bf ? key_in : key_in.transpose(0, 1);  // (B, S_k, kdim)
   const Variable value = same_input(value_in, key_in) ? key : bf ? value_in : value_in.transpose(0, 1);
-  const int64_t B = query.size(0), S_q = query.size(1), S_k = key.size(1), H = options_.num_heads;
+  const int64_t past = call.cache ? call.cache->length() : 0;
+  const int64_t B = query.size(0), S_q = query.size(1), S_k = past + key.size(1), H = options_.num_heads;
 
   auto [q, k, v] = project(query, key, value);                                 // (B, H, S, d_k)
-  const Masks masks = collect_masks(call, B, H, S_q, S_k, options_.dtype);
+  extend(k, v, call.cache);                                                    // (B, H, S_k, d_k)
+  const bool fused_causal = call.is_causal && !call.need_weights && S_k == past + S_q;
+  const Masks masks = collect_masks(call, B, H, S_q, S_k, past, fused_causal, options_.dtype);
   Variable weights, heads;                                                     // (B, H, S_q, S_k), (B, H, S_q, d_k)
   if (call.need_weights) {  // the composition, whose weights are returned
     Variable scores = matmul(q / std::sqrt(double(head_dim_)), k.mT());
     weights = dropout(softmax(apply_masks(scores, masks), -1), options_.dropout, is_training());
     heads = matmul(weights, v);
   } else {  // one op that keeps neither the scores nor the dropped weights for the backward
-    heads = scaled_dot_product_attention(q, k, v, masks.blocked, masks.added, is_training() ? options_.dropout : 0.0);
+    heads = scaled_dot_product_attention(q, k, v, masks.blocked, masks.added, is_training() ? options_.dropout : 0.0,
+                                         nullptr, fused_causal);
   }
   Variable merged = heads.permute({0, 2, 1, 3}).reshape({B, S_q, options_.d_model});
   Variable output = out_proj_(merged);                                         // (B, S_q, E)
@@ -171,9 +180,26 @@ void MultiHeadAttention::check_inputs(const Variable& query, const Variable& key
                     query.shape(), key.shape());
 }
 
+void MultiHeadAttention::extend(Variable& k, Variable& v, KVCache* cache) const {
+  if (!cache) return;
+  if (cache->keys) k = cat({cache->keys, k}, 2), v = cat({cache->values, v}, 2);
+  cache->keys = k, cache->values = v;
+}
+
+void MultiHeadAttention::check_cache(const Variable& query, const KVCache& cache) const {
+  if (!cache.keys && !cache.values) return;
+  const Shape want{query.size(options_.batch_first ? 0 : 1), options_.num_heads, cache.length(), head_dim_};
+  check<ShapeError>(cache.keys && cache.values && cache.keys.shape() == want && cache.values.shape() == want,
+                    "{}: the KV cache's keys {} and values {} must both be (B, H, T, d_k) = {}", kOp,
+                    cache.keys ? cache.keys.shape() : Shape{}, cache.values ? cache.values.shape() : Shape{}, want);
+  check<DTypeError>(cache.keys.dtype() == options_.dtype && cache.values.dtype() == options_.dtype,
+                    "{}: the KV cache is {}, the layer {}", kOp, cache.keys.dtype(), options_.dtype);
+}
+
 void MultiHeadAttention::check_masks(const Variable& query, const Variable& key, const MhaCall& call) const {
   const bool bf = options_.batch_first;
-  const int64_t B = query.size(bf ? 0 : 1), S_q = query.size(bf ? 1 : 0), S_k = key.size(bf ? 1 : 0);
+  const int64_t past = call.cache ? call.cache->length() : 0;
+  const int64_t B = query.size(bf ? 0 : 1), S_q = query.size(bf ? 1 : 0), S_k = past + key.size(bf ? 1 : 0);
   const Tensor& kpm = call.key_padding_mask;
   const Tensor& am = call.attn_mask;
   for (const Tensor* m : {&kpm, &am}) {

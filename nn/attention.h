@@ -17,17 +17,33 @@ struct MultiHeadAttentionOptions {
   DType dtype = f32;
 };
 
+/// The keys and values of the positions a MultiHeadAttention has seen, per head, for incremental decoding
+/// (the "past_key_values" of GPT-2 implementations): keys and values (B, H, T, d_k), undefined before the
+/// first call. A call that is given a cache appends its new keys and values to it and attends over all T.
+struct KVCache {
+  Variable keys, values;
+  /// T, the number of cached positions (0 when empty).
+  int64_t length() const { return keys ? keys.size(2) : 0; }
+  void clear() { keys = values = Variable(); }
+};
+
 /// The optional arguments of one attention call, with PyTorch's names and meanings.
 struct MhaCall {
   /// (B, S_k): bool, true = ignore that key; or float, added to the scores.
   Tensor key_padding_mask;
   /// (S_q, S_k) or (B·H, S_q, S_k), batch-major as PyTorch: bool, true = not allowed; or float, added.
   Tensor attn_mask;
-  /// Masks key j > query i, on top of any attn_mask.
+  /// Masks key j > query i + T (T = the cache's length before the call, 0 without one), on top of any
+  /// attn_mask. Without weights and with S_k = T + S_q (self-attention), the work above the diagonal is
+  /// skipped (scaled_dot_product_attention's is_causal).
   bool is_causal = false;
   bool need_weights = true;
   /// Weights averaged over heads (B, S_q, S_k) instead of per head (B, H, S_q, S_k).
   bool average_attn_weights = true;
+  /// When set, the projected keys and values of this call are appended to *cache and the query attends
+  /// over all of them: key_padding_mask and attn_mask then cover the T + S_k keys. Generating token t costs
+  /// O(t) instead of recomputing the O(t²) scores of the whole prefix.
+  KVCache* cache = nullptr;
 };
 
 struct AttentionOutput {
@@ -61,6 +77,9 @@ class MultiHeadAttention : public Layer {
   std::array<Variable, 3> project(const Variable& query, const Variable& key, const Variable& value) const;
   void check_inputs(const Variable& query, const Variable& key, const Variable& value) const;
   void check_masks(const Variable& query, const Variable& key, const MhaCall& call) const;
+  void check_cache(const Variable& query, const KVCache& cache) const;
+  // Keys and values with the cache's in front, and the cache updated (nothing without a cache).
+  void extend(Variable& k, Variable& v, KVCache* cache) const;
 
   MultiHeadAttentionOptions options_;
   int64_t head_dim_ = 0;

@@ -27,4 +27,11 @@ Variable Embedding::forward(const Variable& indices) { return forward(indices.va
 
 Variable Embedding::operator()(const Tensor& indices) { return Layer::operator()(Variable(indices)); }
 
+// x (..., D) -> (..., V): one product with the transposed table, no bias.
+Variable Embedding::attend(const Variable& x) const {
+  check<ShapeError>(x.dim() >= 1 && x.size(-1) == options_.embedding_dim,
+                    "Embedding::attend: x must be (..., {}), got {}", options_.embedding_dim, x.shape());
+  return linear(x, weight_, Variable());
+}
+
 }  // namespace tg::nn

@@ -24,6 +24,12 @@ class Embedding : public Layer {
   using Layer::operator();
   std::string type_name() const override { return "Embedding"; }
   const Variable& weight() const { return weight_; }
+  /// The tied output projection (Press & Wolf 2017; GPT-2's lm_head, Flax's Embed.attend): logits = x·Wᵀ,
+  /// x (..., embedding_dim) -> (..., num_embeddings), on this layer's own weight. The weight stays one
+  /// parameter, under this layer's name only (as PyTorch's named_parameters lists a tied weight once), and
+  /// gets the gradients of both uses. A PyTorch state_dict of a tied model also holds the output layer's
+  /// key (nanoGPT's "lm_head.weight"): drop it, or load non-strict, which skips it.
+  Variable attend(const Variable& x) const;
 
  private:
   EmbeddingOptions options_;

@@ -38,9 +38,9 @@ EncoderLayer::EncoderLayer(const EncoderLayerOptions& options)
 }
 
 // ff(x) = linear2(drop(act(linear1(x)))): (B, S, E) -> (B, S, dim_feedforward) -> (B, S, E).
-Variable EncoderLayer::feed_forward(const Variable& x) {
-  const Variable h = linear1_(x);
-  return linear2_(options_.activation == Activation::gelu ? dropout_(gelu(h)) : dropout_.forward_relu(h));
+Variable feed_forward(Dense& linear1, Dropout& dropout, Dense& linear2, Activation activation, const Variable& x) {
+  const Variable h = linear1(x);
+  return linear2(activation == Activation::gelu ? dropout(gelu(h)) : dropout.forward_relu(h));
 }
 
 AttentionOutput EncoderLayer::run(const Variable& src, const EncoderCall& call, bool need_weights) {

@@ -13,6 +13,11 @@ namespace tg::nn {
 /// The feed-forward non-linearity; gelu is the exact erf form (torch's "gelu").
 enum class Activation { relu, gelu };
 
+/// The position-wise feed-forward block of a Transformer layer (Vaswani et al. 2017, §3.3),
+/// linear2(dropout(act(linear1(x)))): (..., d_model) -> (..., d_model). Shared by EncoderLayer and DecoderLayer,
+/// which own the three layers under PyTorch's names.
+Variable feed_forward(Dense& linear1, Dropout& dropout, Dense& linear2, Activation activation, const Variable& x);
+
 struct EncoderLayerOptions {
   int64_t d_model = 0;
   int64_t num_heads = 0;
@@ -48,7 +53,9 @@ class EncoderLayer : public Layer {
 
  private:
   AttentionOutput run(const Variable& src, const EncoderCall& call, bool need_weights);
-  Variable feed_forward(const Variable& x);
+  Variable feed_forward(const Variable& x) {
+    return nn::feed_forward(linear1_, dropout_, linear2_, options_.activation, x);
+  }
 
   EncoderLayerOptions options_;
   MultiHeadAttention self_attn_;

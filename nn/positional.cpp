@@ -14,12 +14,14 @@ void check_options(const char* op, int64_t d_model, int64_t max_len, DType dtype
   check<DTypeError>(is_floating(dtype), "{}: dtype must be f32 or f64, got {}", op, dtype);
 }
 
-// The sequence length S of x (..., S, d_model), checked against the layer.
-int64_t checked_length(const char* op, const Variable& x, int64_t d_model, int64_t max_len) {
+// The sequence length S of x (..., S, d_model) at positions from `start`, checked against the layer.
+int64_t checked_length(const char* op, const Variable& x, int64_t start, int64_t d_model, int64_t max_len) {
   check<ShapeError>(x.dim() >= 2 && x.size(-1) == d_model, "{}: x must be (B, S, {}), got {}", op, d_model,
                     x.shape());
   const int64_t S = x.size(-2);
-  check<ValueError>(S <= max_len, "{}: sequence length {} exceeds max_len {}", op, S, max_len);
+  check<ValueError>(start >= 0, "{}: start position must be >= 0, got {}", op, start);
+  check<ValueError>(start + S <= max_len, "{}: sequence length {} exceeds max_len {} from start position {}", op, S,
+                    max_len, start);
   return S;
 }
 
@@ -43,9 +45,11 @@ SinusoidalPositionalEncoding::SinusoidalPositionalEncoding(const PositionalEncod
   pe_ = register_buffer("pe", sinusoids(options.max_len, options.d_model, options.dtype));
 }
 
-Variable SinusoidalPositionalEncoding::forward(const Variable& x) {
-  const int64_t S = checked_length("SinusoidalPositionalEncoding", x, options_.d_model, options_.max_len);
-  return x + Variable(pe_.slice(0, 0, S));  // (S, d) broadcast over the batch
+Variable SinusoidalPositionalEncoding::forward(const Variable& x) { return forward(x, 0); }
+
+Variable SinusoidalPositionalEncoding::forward(const Variable& x, int64_t start) {
+  const int64_t S = checked_length("SinusoidalPositionalEncoding", x, start, options_.d_model, options_.max_len);
+  return x + Variable(pe_.slice(0, start, start + S));  // (S, d) broadcast over the batch
 }
 
 LearnedPositionalEncoding::LearnedPositionalEncoding(const LearnedPositionalEncodingOptions& options)
@@ -55,9 +59,11 @@ LearnedPositionalEncoding::LearnedPositionalEncoding(const LearnedPositionalEnco
   weight_ = register_parameter("weight", randn({options.max_len, options.d_model}, options.dtype) * options.std);
 }
 
-Variable LearnedPositionalEncoding::forward(const Variable& x) {
-  const int64_t S = checked_length("LearnedPositionalEncoding", x, options_.d_model, options_.max_len);
-  return x + weight_.slice(0, 0, S);  // only the first S rows get a gradient
+Variable LearnedPositionalEncoding::forward(const Variable& x) { return forward(x, 0); }
+
+Variable LearnedPositionalEncoding::forward(const Variable& x, int64_t start) {
+  const int64_t S = checked_length("LearnedPositionalEncoding", x, start, options_.d_model, options_.max_len);
+  return x + weight_.slice(0, start, start + S);  // only those S rows get a gradient
 }
 
 }  // namespace tg::nn

@@ -16,6 +16,9 @@ class SinusoidalPositionalEncoding : public Layer {
  public:
   explicit SinusoidalPositionalEncoding(const PositionalEncodingOptions& options);
   Variable forward(const Variable& x) override;
+  /// x + PE[start : start + S]: positions from `start` on, for cached decoding (the new tokens come after
+  /// `start` cached ones). ValueError when start < 0 or start + S > max_len.
+  Variable forward(const Variable& x, int64_t start);
   std::string type_name() const override { return "SinusoidalPositionalEncoding"; }
   const Tensor& pe() const { return pe_; }
 
@@ -39,6 +42,8 @@ class LearnedPositionalEncoding : public Layer {
  public:
   explicit LearnedPositionalEncoding(const LearnedPositionalEncodingOptions& options);
   Variable forward(const Variable& x) override;
+  /// x + weight[start : start + S], for cached decoding. ValueError when start < 0 or start + S > max_len.
+  Variable forward(const Variable& x, int64_t start);
   std::string type_name() const override { return "LearnedPositionalEncoding"; }
   const Variable& weight() const { return weight_; }
 

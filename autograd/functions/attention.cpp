@@ -100,6 +100,39 @@ Variable attention_weights(const Variable& q, const Variable& k, const Tensor& P
   }, true);
 }
 
+// A mask broadcastable to (..., S_q, S_k) cut to rows [r0, r1) and keys [0, c1) (size-1 dims stay).
+Tensor mask_block(const Tensor& mask, int64_t r0, int64_t r1, int64_t c1) {
+  if (!mask.defined()) return mask;
+  Tensor m = mask.size(-1) == 1 ? mask : mask.slice(-1, 0, c1);
+  return m.dim() < 2 || m.size(-2) == 1 ? m : m.slice(-2, r0, r1);
+}
+
+// Causal attention by row blocks: the queries [r0, r1) see only keys [0, r1 + S_k - S_q), so each block is
+// one non-causal call on its slice of k and v with the causality of its last (diagonal) tile as a bool mask.
+// The products and exponentials above the diagonal tiles are not computed: about (1 + 1/n)/2 of the full
+// work for n blocks. The block outputs are joined in q's memory order (the layout the one call would give).
+Variable causal_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked,
+                          const Tensor& added, double dropout_p, Generator* gen) {
+  const int64_t S_q = q.size(-2), S_k = k.size(-2), offset = S_k - S_q;
+  check<ShapeError>(offset >= 0, "scaled_dot_product_attention: is_causal needs at least as many keys as queries, "
+                    "got q {} and k {}", q.shape(), k.shape());
+  const int64_t rows = std::max<int64_t>(16, (S_q + 7) / 8);  // at most 8 blocks, none under 16 rows
+  const std::vector<int64_t> order = memory_order(q.value());
+  const int64_t at = std::find(order.begin(), order.end(), q.dim() - 2) - order.begin();  // S_q's place in memory
+  std::vector<Variable> parts;
+  for (int64_t r0 = 0; r0 < S_q; r0 += rows) {
+    const int64_t r1 = std::min(S_q, r0 + rows), c1 = r1 + offset;
+    const Tensor future = gt(arange(0, double(c1), 1, f64).unsqueeze(0),
+                             arange(double(r0 + offset), double(r1 + offset), 1, f64).unsqueeze(1));  // (r, c1)
+    const Tensor user = mask_block(blocked, r0, r1, c1);
+    Variable out = scaled_dot_product_attention(q.slice(-2, r0, r1), k.slice(-2, 0, c1), v.slice(-2, 0, c1),
+                                                user.defined() ? logical_or(user, future) : future,
+                                                mask_block(added, r0, r1, c1), dropout_p, gen);
+    parts.push_back(out.permute(order));
+  }
+  return parts.size() == 1 ? parts[0].permute(inverse(order)) : cat(parts, at).permute(inverse(order));
+}
+
 }  // namespace
 
 // P = softmax(S), S = q·kᵀ/√d + masks, Pd = P·m (dropout), O = Pd·v.  With s = 1/√d:
@@ -107,13 +140,14 @@ Variable attention_weights(const Variable& q, const Variable& k, const Tensor& P
 // the bits, and neither the scores nor Pd; q/√d is formed as the composition forms it (so the outputs agree
 // to the bit) but not kept.
 Variable scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked,
-                                      const Tensor& added, double dropout_p, Generator* gen) {
+                                      const Tensor& added, double dropout_p, Generator* gen, bool is_causal) {
   const bool fits = q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2 && q.size(-1) == k.size(-1) &&
                     k.size(-2) == v.size(-2);
   check<ShapeError>(fits, "scaled_dot_product_attention: q {}, k {} and v {} do not fit (..., S_q, d), (..., S_k, d), "
                     "(..., S_k, d_v)", q.shape(), k.shape(), v.shape());
   check<ValueError>(dropout_p >= 0 && dropout_p <= 1, "scaled_dot_product_attention: dropout_p must be in [0, 1], "
                     "got {}", dropout_p);
+  if (is_causal) return causal_attention(q, k, v, blocked, added, dropout_p, gen);
   const double root_d = std::sqrt(double(q.size(-1)));
   Tensor scores = tg::matmul(div_in_order(q.detach(), root_d).value(), k.value().mT());  // (..., S_q, S_k)
   if (added.defined()) scores = tg::add(scores, added);
