@@ -189,6 +189,16 @@ const std::vector<GradCase>& cases() {
          Tensor blocked = logical_and(eq(arange(0, 3, 1, f64), 1.0).unsqueeze(1), ones({3, 5}, boolean));
          return scaled_dot_product_attention(x[0].permute({1, 2, 0}), x[1], x[2], blocked, Tensor());
        }},
+      // is_causal: two row blocks (16 rows, then the rest), each on the keys it may see
+      {"scaled_dot_product_attention", {{1, 18, 2}, {1, 18, 2}, {1, 18, 3}},
+       [](const Inputs& x) { return scaled_dot_product_attention(x[0], x[1], x[2], Tensor(), Tensor(), 0, nullptr, true); }},
+      {"scaled_dot_product_attention", {{1, 17, 2, 2}, {1, 20, 2, 2}, {1, 20, 2, 2}},  // 3 cached keys; MHA's heads
+       [](const Inputs& x) {                                                      // and both masks cut per block
+         Generator gen(13);
+         const std::vector<int64_t> heads = {0, 2, 1, 3};
+         return scaled_dot_product_attention(x[0].permute(heads), x[1].permute(heads), x[2].permute(heads),
+                                             mask_of({1, 1, 1, 20}, 14), randn({17, 20}, f64, &gen), 0, nullptr, true);
+       }},
       // The recorded ops of scaled_dot_product_attention's backward, each a row that leans on it (gradgradcheck
       // runs their derivatives).
       {"attention_weights", {{1, 3, 2}, {1, 4, 2}, {1, 4, 2}},  // P of masked scores as a function of q, k
