@@ -76,3 +76,18 @@ TEST_CASE("positional encodings refuse a sequence longer than max_len and a wron
   CHECK_THROWS_WITH_AS(LearnedPositionalEncoding({.d_model = 0}), doctest::Contains("must be positive, got 0 and 512"),
                        ValueError);
 }
+
+TEST_CASE("positional encodings from a start position add rows start.., as the full sequence does there") {
+  SinusoidalPositionalEncoding sinusoidal({.d_model = 4, .max_len = 8});
+  LearnedPositionalEncoding learned({.d_model = 4, .max_len = 8});
+  const Variable x(randn({2, 6, 4}));
+  const Variable tail = x.slice(1, 4, 6);  // positions 4 and 5 of x, as cached decoding feeds them
+  CHECK(test::max_abs_diff(sinusoidal.forward(tail, 4).value(), sinusoidal(x).value().slice(1, 4, 6)) == 0);
+  CHECK(test::max_abs_diff(learned.forward(tail, 4).value(), learned(x).value().slice(1, 4, 6)) == 0);
+  sum(learned.forward(tail, 4)).backward();
+  CHECK(test::max_abs_diff(learned.weight().grad().slice(0, 4, 6), full({2, 4}, 2.0)) == 0);
+  CHECK(test::max_abs_diff(learned.weight().grad().slice(0, 0, 4), zeros({4, 4})) == 0);
+  CHECK_THROWS_WITH_AS(sinusoidal.forward(tail, 7), doctest::Contains("sequence length 2 exceeds max_len 8 from start "
+                                                                      "position 7"), ValueError);
+  CHECK_THROWS_WITH_AS(learned.forward(tail, -1), doctest::Contains("start position must be >= 0, got -1"), ValueError);
+}
