@@ -8,10 +8,7 @@ namespace tg::nn {
 namespace {
 
 DecoderLayerOptions validated(const DecoderLayerOptions& o) {
-  check<ValueError>(o.dim_feedforward > 0, "DecoderLayer: dim_feedforward must be positive, got {}",
-                    o.dim_feedforward);
-  check<ValueError>(o.dropout >= 0 && o.dropout < 1, "DecoderLayer: dropout must be in [0, 1), got {}", o.dropout);
-  check<ValueError>(o.layer_norm_eps > 0, "DecoderLayer: layer_norm_eps must be positive, got {}", o.layer_norm_eps);
+  check_layer_options("DecoderLayer", o.dim_feedforward, o.dropout, o.layer_norm_eps);
   return o;
 }
 

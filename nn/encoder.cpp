@@ -7,14 +7,17 @@ namespace tg::nn {
 namespace {
 
 EncoderLayerOptions validated(const EncoderLayerOptions& o) {
-  check<ValueError>(o.dim_feedforward > 0, "EncoderLayer: dim_feedforward must be positive, got {}",
-                    o.dim_feedforward);
-  check<ValueError>(o.dropout >= 0 && o.dropout < 1, "EncoderLayer: dropout must be in [0, 1), got {}", o.dropout);
-  check<ValueError>(o.layer_norm_eps > 0, "EncoderLayer: layer_norm_eps must be positive, got {}", o.layer_norm_eps);
+  check_layer_options("EncoderLayer", o.dim_feedforward, o.dropout, o.layer_norm_eps);
   return o;
 }
 
 }  // namespace
+
+void check_layer_options(const char* op, int64_t dim_feedforward, double dropout, double layer_norm_eps) {
+  check<ValueError>(dim_feedforward > 0, "{}: dim_feedforward must be positive, got {}", op, dim_feedforward);
+  check<ValueError>(dropout >= 0 && dropout < 1, "{}: dropout must be in [0, 1), got {}", op, dropout);
+  check<ValueError>(layer_norm_eps > 0, "{}: layer_norm_eps must be positive, got {}", op, layer_norm_eps);
+}
 
 EncoderLayer::EncoderLayer(const EncoderLayerOptions& options)
     : options_(validated(options)),

@@ -17,6 +17,9 @@ enum class Activation { relu, gelu };
 /// linear2(dropout(act(linear1(x)))): (..., d_model) -> (..., d_model). Shared by EncoderLayer and DecoderLayer,
 /// which own the three layers under PyTorch's names.
 Variable feed_forward(Dense& linear1, Dropout& dropout, Dense& linear2, Activation activation, const Variable& x);
+/// The checks of a Transformer layer's own options (attention checks its own), naming `op` and the value:
+/// ValueError unless dim_feedforward > 0, 0 <= dropout < 1 and layer_norm_eps > 0.
+void check_layer_options(const char* op, int64_t dim_feedforward, double dropout, double layer_norm_eps);
 
 struct EncoderLayerOptions {
   int64_t d_model = 0;
