@@ -56,8 +56,8 @@ Masks collect_masks(const MhaCall& call, int64_t B, int64_t H, int64_t S_q, int6
   if (call.attn_mask.defined())
     m.add(call.attn_mask.dim() == 3 ? call.attn_mask.reshape({B, H, S_q, S_k}) : call.attn_mask, dtype);
   if (call.is_causal && !fused_causal) {  // key j > query i + past is in the future
-    m.add(gt(arange(0, double(S_k), 1, f64).unsqueeze(0), arange(double(past), double(past + S_q), 1, f64).unsqueeze(1)),
-          dtype);
+    const Tensor keys = arange(0, double(S_k), 1, f64), queries = arange(double(past), double(past + S_q), 1, f64);
+    m.add(gt(keys.unsqueeze(0), queries.unsqueeze(1)), dtype);
   }
   return m;
 }

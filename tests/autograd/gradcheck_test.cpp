@@ -191,7 +191,9 @@ const std::vector<GradCase>& cases() {
        }},
       // is_causal: two row blocks (16 rows, then the rest), each on the keys it may see
       {"scaled_dot_product_attention", {{1, 18, 2}, {1, 18, 2}, {1, 18, 3}},
-       [](const Inputs& x) { return scaled_dot_product_attention(x[0], x[1], x[2], Tensor(), Tensor(), 0, nullptr, true); }},
+       [](const Inputs& x) {
+         return scaled_dot_product_attention(x[0], x[1], x[2], Tensor(), Tensor(), 0, nullptr, true);
+       }},
       {"scaled_dot_product_attention", {{1, 17, 2, 2}, {1, 20, 2, 2}, {1, 20, 2, 2}},  // 3 cached keys; MHA's heads
        [](const Inputs& x) {                                                      // and both masks cut per block
          Generator gen(13);

@@ -38,7 +38,8 @@ template <class L>
 void check_decoder_case(L& layer, const nlohmann::json& file, const nlohmann::json& c) {
   const DType dtype = test::fixture_dtype(file);
   layer.load_state_dict(test::fixture_weights(file));
-  Variable tgt(fixture_tensor(c["inputs"]["tgt"], dtype), true), memory(fixture_tensor(c["inputs"]["memory"], dtype), true);
+  Variable tgt(fixture_tensor(c["inputs"]["tgt"], dtype), true);
+  Variable memory(fixture_tensor(c["inputs"]["memory"], dtype), true);
   Variable y = layer.forward(tgt, memory, fixture_call(c, dtype));
   test::check_fixture_case(layer, c, y, {{"tgt", tgt}, {"memory", memory}}, test::fixture_tolerance(dtype));
 }
@@ -116,9 +117,10 @@ TEST_CASE("Transformer matches PyTorch's nn.Transformer, one encoder and two dec
                        .dim_feedforward = 16, .dropout = 0.0, .dtype = dtype});
     model.load_state_dict(test::fixture_weights(file));
     Variable src(fixture_tensor(c["inputs"]["src"], dtype), true), tgt(fixture_tensor(c["inputs"]["tgt"], dtype), true);
-    Variable y = model.forward(src, tgt, {.tgt_mask = fixture_mask(c, "tgt_mask", dtype),
-                                          .src_key_padding_mask = fixture_mask(c, "src_key_padding_mask", dtype),
-                                          .memory_key_padding_mask = fixture_mask(c, "memory_key_padding_mask", dtype)});
+    const TransformerCall call{.tgt_mask = fixture_mask(c, "tgt_mask", dtype),
+                               .src_key_padding_mask = fixture_mask(c, "src_key_padding_mask", dtype),
+                               .memory_key_padding_mask = fixture_mask(c, "memory_key_padding_mask", dtype)};
+    Variable y = model.forward(src, tgt, call);
     test::check_fixture_case(model, c, y, {{"src", src}, {"tgt", tgt}}, test::fixture_tolerance(dtype));
   }
 }

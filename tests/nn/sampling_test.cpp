@@ -121,7 +121,8 @@ TEST_CASE("sampling refuses bad options and logits, naming the value") {
   CHECK_THROWS_WITH_AS(sample(logits, {.top_k = 4}), doctest::Contains("got 4"), ValueError);
   CHECK_THROWS_WITH_AS(sample(logits, {.top_p = 0}), doctest::Contains("top_p must be in (0, 1], got 0"), ValueError);
   CHECK_THROWS_WITH_AS(sample(logits, {.top_p = 1.5}), doctest::Contains("got 1.5"), ValueError);
-  CHECK_THROWS_WITH_AS(sample(zeros({0}), {}), doctest::Contains("logits must be (V) with V > 0, got (0,)"), ShapeError);
+  CHECK_THROWS_WITH_AS(sample(zeros({0}), {}), doctest::Contains("logits must be (V) with V > 0, got (0,)"),
+                       ShapeError);
   CHECK_THROWS_WITH_AS(sample(zeros({2, 3}), {}), doctest::Contains("got (2, 3)"), ShapeError);
   CHECK_THROWS_WITH_AS(sample(tensor({0.0, NAN}, f32), {}), doctest::Contains("hold NaN"), ValueError);
   CHECK_THROWS_WITH_AS(sample(tensor({-INFINITY, -INFINITY}, f32), {}), doctest::Contains("no token has a finite"),
@@ -166,14 +167,16 @@ TEST_CASE("a tiny GPT samples the same tokens with its KV cache as when it runs 
     const int64_t start = use_cache ? cached : 0;
     std::vector<int64_t> ids(tokens.begin() + start, tokens.end());
     const Tensor x = index_tensor(ids, {1, int64_t(ids.size())});
-    const Variable h = body.forward(wpe.forward(wte(x), start), {},
-                                    {.tgt_is_causal = true, .cache = use_cache ? std::span<KVCache>(cache) : std::span<KVCache>()});
+    const std::span<KVCache> layers = use_cache ? std::span<KVCache>(cache) : std::span<KVCache>();
+    const Variable h = body.forward(wpe.forward(wte(x), start), {}, {.tgt_is_causal = true, .cache = layers});
     return wte.attend(h).value().select(0, 0).select(0, int64_t(ids.size()) - 1);  // (V) at the last position
   };
   const GenerateOptions options{.max_new_tokens = 20, .sampling = {.temperature = 0.8, .top_k = 8, .top_p = 0.95}};
   Generator a(2024), b(2024);
-  const std::vector<int64_t> cached = generate([&](auto t, int64_t c) { return next(t, c, true); }, {1, 2, 3}, options, a);
-  const std::vector<int64_t> full = generate([&](auto t, int64_t c) { return next(t, c, false); }, {1, 2, 3}, options, b);
+  auto with_cache = [&](std::span<const int64_t> t, int64_t c) { return next(t, c, true); };
+  auto without = [&](std::span<const int64_t> t, int64_t c) { return next(t, c, false); };
+  const std::vector<int64_t> cached = generate(with_cache, {1, 2, 3}, options, a);
+  const std::vector<int64_t> full = generate(without, {1, 2, 3}, options, b);
   CHECK(cached == full);
   CHECK(cached.size() == 20);
   CHECK(cache[0].length() == 3 + 19);  // the last token is sampled, not run
