@@ -1,7 +1,7 @@
 #pragma once
-// Every nn header: layers, normalisations, attention, the Transformer encoder and decoder, positional
-// encodings, activations, containers (Sequential, ModuleList, ModuleDict), losses, initialisation, sampling
-// from a language model.
+// Every nn header: layers, normalisations, attention, the Transformer encoder and decoder, recurrence (GRU,
+// LSTM and their cells), positional encodings, activations, containers (Sequential, ModuleList, ModuleDict),
+// losses, initialisation, sampling from a language model.
 #include "nn/activation.h"
 #include "nn/attention.h"
 #include "nn/batch_norm.h"
@@ -18,6 +18,8 @@
 #include "nn/loss.h"
 #include "nn/positional.h"
 #include "nn/rms_norm.h"
+#include "nn/rnn.h"
+#include "nn/rnn_cell.h"
 #include "nn/sampling.h"
 #include "nn/sequential.h"
 #include "nn/transformer.h"
