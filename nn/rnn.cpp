@@ -146,7 +146,8 @@ RNNOutput RNNBase::run(const Variable& x_in, const RNNCall& call) const {
       outputs.push_back(output), h_n.push_back(last.h), c_n.push_back(last.c);
     }
     layer_in = directions_ == 2 ? cat(outputs, -1) : outputs[0];
-    if (k + 1 < options_.num_layers && options_.dropout > 0) layer_in = dropout(layer_in, options_.dropout, is_training());
+    if (k + 1 < options_.num_layers && options_.dropout > 0)
+      layer_in = dropout(layer_in, options_.dropout, is_training());
   }
   RNNOutput out{layer_in, stack(h_n, 0), lstm ? stack(c_n, 0) : Variable()};
   if (unbatched) {

@@ -26,7 +26,8 @@ std::unique_ptr<nn::Layer> make_layer(const std::string& key, DType dt) {
   proj.proj_size = 2;
   if (key == "gru") return std::make_unique<nn::GRU>(batch_first);
   if (key == "gru_seq") return std::make_unique<nn::GRU>(two);
-  if (key == "gru_nobias") return std::make_unique<nn::GRU>(nn::RNNOptions{.input_size = 4, .hidden_size = 3, .bias = false, .dtype = dt});
+  if (key == "gru_nobias")
+    return std::make_unique<nn::GRU>(nn::RNNOptions{.input_size = 4, .hidden_size = 3, .bias = false, .dtype = dt});
   if (key == "lstm") return std::make_unique<nn::LSTM>(batch_first);
   if (key == "lstm_seq") return std::make_unique<nn::LSTM>(two);
   if (key == "lstm_proj") return std::make_unique<nn::LSTM>(proj);
@@ -203,11 +204,11 @@ TEST_CASE("a padding_mask may skip steps inside a sequence and whole sequences")
   const Tensor x0 = cat({x.slice(0, 0, 1).slice(1, 0, 1), x.slice(0, 0, 1).slice(1, 2, 4)}, 1);
   const nn::RNNOutput alone = gru.forward(Variable(x0), {.h0 = Variable(h0.slice(1, 0, 1))});
   CHECK(test::max_abs_diff(out.h_n.value().slice(1, 0, 1), alone.h_n.value()) < 1e-14);
-  CHECK(test::max_abs_diff(out.output.value().select(0, 0).select(0, 2), alone.output.value().select(0, 0).select(0, 1)) <
-        1e-14);
-  CHECK(test::max_abs_diff(out.output.value().select(0, 0).select(0, 1), zeros({6}, f64)) == 0);
+  const Tensor y = out.output.value();
+  CHECK(test::max_abs_diff(y.select(0, 0).select(0, 2), alone.output.value().select(0, 0).select(0, 1)) < 1e-14);
+  CHECK(test::max_abs_diff(y.select(0, 0).select(0, 1), zeros({6}, f64)) == 0);
   CHECK(test::max_abs_diff(out.h_n.value().slice(1, 1, 2), h0.slice(1, 1, 2)) == 0);
-  CHECK(test::max_abs_diff(out.output.value().select(0, 1), zeros({4, 6}, f64)) == 0);
+  CHECK(test::max_abs_diff(y.select(0, 1), zeros({4, 6}, f64)) == 0);
 }
 
 TEST_CASE("an unbatched input gives the batched result of a batch of one") {
@@ -222,8 +223,8 @@ TEST_CASE("an unbatched input gives the batched result of a batch of one") {
   CHECK(test::max_abs_diff(one.output.value(), batched.output.value().squeeze(1)) == 0);
   CHECK(test::max_abs_diff(one.c_n.value(), batched.c_n.value().squeeze(1)) == 0);
   nn::GRUCell cell({.input_size = 2, .hidden_size = 3, .dtype = f64});
-  CHECK(test::max_abs_diff(cell(Variable(x.select(0, 0))).value(), cell(Variable(x.slice(0, 0, 1))).value().squeeze(0)) ==
-        0);
+  const Tensor single = cell(Variable(x.select(0, 0))).value();
+  CHECK(test::max_abs_diff(single, cell(Variable(x.slice(0, 0, 1))).value().squeeze(0)) == 0);
 }
 
 TEST_CASE("dropout acts between layers in training only") {
@@ -269,8 +270,8 @@ TEST_CASE("RNN inputs are checked, naming expected and actual shapes") {
   CHECK_THROWS_WITH_AS(lstm(Variable(randn({2, 5, 4, 1}))),
                        "LSTM: input must be (B, T, input_size) or unbatched (T, input_size), got (2, 5, 4, 1)",
                        ShapeError);
-  CHECK_THROWS_WITH_AS(lstm(Variable(randn({2, 5, 3}))), "LSTM: input (2, 5, 3) has input_size 3 (last dim), expected 4",
-                       ShapeError);
+  CHECK_THROWS_WITH_AS(lstm(Variable(randn({2, 5, 3}))),
+                       "LSTM: input (2, 5, 3) has input_size 3 (last dim), expected 4", ShapeError);
   CHECK_THROWS_WITH_AS(lstm.forward(x, {.h0 = Variable(randn({2, 2, 3}))}),
                        "LSTM: h0 has shape (2, 2, 3), expected (4, 2, 3)", ShapeError);
   CHECK_THROWS_WITH_AS(lstm.forward(x, {.c0 = Variable(randn({4, 5, 3}))}),
