@@ -1,12 +1,13 @@
 #pragma once
 // Every differentiable function. Each is defined once, forward and backward side by side, in
-// functions/{elementwise,reduce,shape,linalg,nn,attention}.cpp. Binary functions broadcast like NumPy; the
+// functions/{elementwise,reduce,shape,linalg,nn,attention,conv,pool}.cpp. Binary functions broadcast like NumPy; the
 // engine sums broadcast gradients back to each input's shape.
 #include <optional>
 #include <vector>
 
 #include "autograd/node.h"
 #include "autograd/variable.h"
+#include "core/conv.h"
 #include "core/error.h"
 #include "core/ops.h"
 #include "core/random.h"
@@ -209,5 +210,130 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
 /// -100, and PyTorch's gradients dx = (x - t)/max(x(1-x), 1e-12), dt = -logit(x). ShapeError naming both shapes
 /// unless they are equal; ValueError naming the first x outside [0, 1] (NaN included), as PyTorch raises.
 Variable binary_cross_entropy(const Variable& probs, const Variable& target);
+
+// ---- convolution and pooling (functions/conv.cpp, functions/pool.cpp) ----
+// Images are (N, C, H, W) and sequences (N, C, L), as PyTorch's; an unbatched (C, H, W) or (C, L) input gives
+// an unbatched output. Output sizes: per spatial dim, ⌊(in + 2·padding - dilation·(kernel - 1) - 1) / stride⌋ + 1
+// (tg::window in core/conv.h; pools round up with ceil_mode).
+
+/// Height and width from one number or a pair, as PyTorch's int-or-tuple arguments: `2` or `{2, 1}`.
+struct Size2 {
+  int64_t h = 0, w = 0;
+  Size2() = default;
+  Size2(int64_t both) : h(both), w(both) {}
+  Size2(int64_t h, int64_t w) : h(h), w(w) {}
+};
+/// PyTorch's padding strings: `same` pads so that the output has the input's size (stride 1 only; where the
+/// total dilation·(kernel - 1) is odd the extra one goes at the end, as PyTorch), `valid` does not pad.
+enum class PaddingMode { sizes, same, valid };
+/// A convolution's padding: sizes (zeros on each side) or a PaddingMode: `.padding = 1`, `{1, 2}`,
+/// `PaddingMode::same`.
+struct Padding2d {
+  Size2 size;
+  PaddingMode mode = PaddingMode::sizes;
+  Padding2d(int64_t both = 0) : size(both) {}
+  Padding2d(int64_t h, int64_t w) : size(h, w) {}
+  Padding2d(PaddingMode m) : mode(m) {}
+};
+struct Padding1d {
+  int64_t size = 0;
+  PaddingMode mode = PaddingMode::sizes;
+  Padding1d(int64_t size = 0) : size(size) {}
+  Padding1d(PaddingMode m) : mode(m) {}
+};
+
+/// The arguments of conv2d after input, weight and bias, as torch.nn.functional.conv2d's.
+struct Conv2dFuncOptions {
+  Size2 stride = 1;
+  Padding2d padding = 0;
+  Size2 dilation = 1;
+  int64_t groups = 1;
+};
+struct Conv1dFuncOptions {
+  int64_t stride = 1;
+  Padding1d padding = 0;
+  int64_t dilation = 1;
+  int64_t groups = 1;
+};
+/// 2-D convolution (cross-correlation, as PyTorch): x (N, C_in, H, W), weight (C_out, C_in / groups, kH, kW),
+/// bias (C_out) or undefined -> (N, C_out, H_out, W_out); channels split into `groups` independent groups. As
+/// im2col and a matrix product per image and group (so its gradients are col2im and products). ShapeError
+/// naming the shapes for a wrong rank, channels that do not match the weight or are not divisible by groups,
+/// a bias that is not (C_out), a kernel larger than the padded input; ValueError for stride, dilation or
+/// groups < 1, negative padding, or `same` with a stride other than 1; DTypeError for mixed dtypes.
+Variable conv2d(const Variable& x, const Variable& weight, const Variable& bias, const Conv2dFuncOptions& options = {});
+/// 1-D convolution: x (N, C_in, L), weight (C_out, C_in / groups, k), bias (C_out) -> (N, C_out, L_out); conv2d
+/// over height 1, with conv2d's errors in conv1d's shapes.
+Variable conv1d(const Variable& x, const Variable& weight, const Variable& bias, const Conv1dFuncOptions& options = {});
+
+struct ConvTranspose2dFuncOptions {
+  Size2 stride = 1;
+  Size2 padding = 0;
+  Size2 output_padding = 0;  ///< added to one side of the output, to pick among the sizes a stride allows
+  int64_t groups = 1;
+  Size2 dilation = 1;
+};
+/// The adjoint of conv2d in its input (torch.nn.functional.conv_transpose2d): x (N, C_in, H, W), weight
+/// (C_in, C_out / groups, kH, kW), bias (C_out) -> (N, C_out, H_out, W_out) with
+/// H_out = (H - 1)·stride - 2·padding + dilation·(kH - 1) + output_padding + 1. A matrix product, then col2im.
+/// Errors as conv2d, and ValueError unless output_padding < stride or < dilation.
+Variable conv_transpose2d(const Variable& x, const Variable& weight, const Variable& bias,
+                          const ConvTranspose2dFuncOptions& options = {});
+
+/// The differentiable im2col of core/conv.h: x (N, C, H, W) -> (N, C·kH·kW, H_out·W_out); gradient col2im.
+Variable im2col(const Variable& x, const Window& window);
+/// Its adjoint: (N, C·kH·kW, H_out·W_out) -> (N, C, H, W); gradient im2col.
+Variable col2im(const Variable& col, int64_t channels, const Window& window);
+
+/// torch.nn.functional.max_pool2d's arguments; stride defaults to kernel_size (a pair is written
+/// `.stride = Size2{2, 1}`). padding <= kernel_size / 2, as PyTorch.
+struct MaxPool2dFuncOptions {
+  Size2 kernel_size;
+  std::optional<Size2> stride;
+  Size2 padding = 0;
+  Size2 dilation = 1;
+  bool ceil_mode = false;
+};
+struct MaxPool1dFuncOptions {
+  int64_t kernel_size = 0;
+  std::optional<int64_t> stride;
+  int64_t padding = 0;
+  int64_t dilation = 1;
+  bool ceil_mode = false;
+};
+/// Max over each window (padding never wins): x (N, C, H, W) -> (N, C, H_out, W_out). The gradient goes to the
+/// first maximum of each window (PyTorch's choice), through index_select. ShapeError for a wrong rank, an
+/// empty input or a kernel larger than the padded input; ValueError for sizes < 1, or a padding that is
+/// negative or above kernel_size / 2.
+Variable max_pool2d(const Variable& x, const MaxPool2dFuncOptions& options);
+/// x (N, C, L) -> (N, C, L_out); as max_pool2d over height 1.
+Variable max_pool1d(const Variable& x, const MaxPool1dFuncOptions& options);
+
+/// torch.nn.functional.avg_pool2d's arguments; stride defaults to kernel_size.
+struct AvgPool2dFuncOptions {
+  Size2 kernel_size;
+  std::optional<Size2> stride;
+  Size2 padding = 0;
+  bool ceil_mode = false;
+  bool count_include_pad = true;  ///< divide by the window's size with its padding, not only its inputs
+};
+struct AvgPool1dFuncOptions {
+  int64_t kernel_size = 0;
+  std::optional<int64_t> stride;
+  int64_t padding = 0;
+  bool ceil_mode = false;
+  bool count_include_pad = true;
+};
+/// Mean over each window: x (N, C, H, W) -> (N, C, H_out, W_out), the divisor PyTorch's (a window cut by
+/// ceil_mode counts only its part inside the padded input). im2col and a sum. Errors as max_pool2d.
+Variable avg_pool2d(const Variable& x, const AvgPool2dFuncOptions& options);
+/// x (N, C, L) -> (N, C, L_out); as avg_pool2d over height 1.
+Variable avg_pool1d(const Variable& x, const AvgPool1dFuncOptions& options);
+/// Mean over PyTorch's adaptive windows: output row i averages input rows ⌊i·H/H_out⌋ to ⌈(i+1)·H/H_out⌉ - 1,
+/// and likewise columns. x (N, C, H, W) -> (N, C, H_out, W_out), as products with (H_out, H) and (W, W_out)
+/// averaging matrices. ShapeError for a wrong rank; ValueError for an output size < 1.
+Variable adaptive_avg_pool2d(const Variable& x, Size2 output_size);
+/// x (N, C, L) -> (N, C, L_out).
+Variable adaptive_avg_pool1d(const Variable& x, int64_t output_size);
 
 }  // namespace tg

@@ -123,6 +123,58 @@ const std::vector<GradCase>& cases() {
       {"linear", {{2, 3, 4}, {5, 4}, {5}}, [](const Inputs& x) { return linear(x[0], x[1], x[2]); }},
       {"linear", {{4}, {5, 4}}, [](const Inputs& x) { return linear(x[0], x[1], Variable()); }},  // 1-D, no bias
       {"linear", {{4, 3}, {2, 4}, {2}}, [](const Inputs& x) { return linear(x[0].mT(), x[1], x[2]); }},  // strided x
+      // Convolution and pooling (functions/conv.cpp, pool.cpp): the recorded im2col / col2im, and the compositions
+      // with strides, padding (sizes, 'same' with an odd total), dilation, groups, unbatched and strided inputs.
+      {"im2col", {{2, 3, 5, 6}}, [](const Inputs& x) {
+         return im2col(x[0], window("im2col", x[0].shape(), {.kernel = {2, 3}, .stride = {2, 1}, .padding = {1, 0},
+                                                             .padding_end = {1, 0}, .dilation = {1, 2}}));
+       }},
+      {"col2im", {{2, 12, 6}}, [](const Inputs& x) {  // the adjoint of the im2col above: (2, 3, 2·2, 6) -> (2, 3, 3, 4)
+         return col2im(x[0], 3, window("col2im", {3, 4}, {.kernel = {2, 2}, .stride = {1, 2}, .padding = {0, 1},
+                                                          .padding_end = {0, 1}}));
+       }},
+      {"conv2d", {{2, 3, 5, 5}, {4, 3, 3, 3}, {4}},
+       [](const Inputs& x) { return conv2d(x[0], x[1], x[2], {.padding = 1}); }},
+      {"conv2d", {{2, 2, 7, 6}, {3, 2, 2, 3}, {3}},
+       [](const Inputs& x) { return conv2d(x[0], x[1], x[2], {.stride = 2, .padding = {1, 0}, .dilation = {1, 2}}); }},
+      {"conv2d", {{1, 4, 5, 5}, {6, 2, 3, 3}},  // groups, no bias
+       [](const Inputs& x) { return conv2d(x[0], x[1], Variable(), {.stride = {1, 2}, .groups = 2}); }},
+      {"conv2d", {{1, 2, 5, 6}, {2, 2, 2, 4}, {2}},  // 'same' with odd totals (the extra row / column at the end)
+       [](const Inputs& x) { return conv2d(x[0], x[1], x[2], {.padding = PaddingMode::same, .dilation = {3, 1}}); }},
+      {"conv2d", {{3, 4, 4}, {2, 3, 2, 2}, {2}},  // unbatched, 'valid'
+       [](const Inputs& x) { return conv2d(x[0], x[1], x[2], {.padding = PaddingMode::valid}); }},
+      {"conv2d", {{4, 4, 1, 3}, {2, 3, 3, 3}},  // a permuted (strided) input
+       [](const Inputs& x) { return conv2d(x[0].permute({2, 3, 0, 1}), x[1], Variable(), {.padding = 1}); }},
+      {"conv1d", {{2, 3, 9}, {4, 3, 3}, {4}},
+       [](const Inputs& x) { return conv1d(x[0], x[1], x[2], {.stride = 2, .padding = 1, .dilation = 2}); }},
+      {"conv1d", {{2, 3, 6}, {3, 1, 2}}, [](const Inputs& x) {  // depthwise, 'same' with an even kernel
+         return conv1d(x[0], x[1], Variable(), {.padding = PaddingMode::same, .groups = 3});
+       }},
+      {"conv_transpose2d", {{2, 4, 3, 3}, {4, 3, 3, 3}, {3}}, [](const Inputs& x) {
+         return conv_transpose2d(x[0], x[1], x[2], {.stride = 2, .padding = 1, .output_padding = 1});
+       }},
+      {"conv_transpose2d", {{1, 4, 3, 2}, {4, 1, 2, 2}}, [](const Inputs& x) {
+         return conv_transpose2d(x[0], x[1], Variable(), {.stride = {1, 2}, .groups = 2, .dilation = 2});
+       }},
+      {"col2im", {{2, 3, 5, 5}, {4, 3, 3, 3}, {4}, {2, 4, 3, 3}},  // conv2d's backward: its second derivatives
+       vjp([](const Inputs& x) { return conv2d(x[0], x[1], x[2], {.stride = 2, .padding = 1}); })},
+      {"max_pool2d", {{2, 3, 6, 5}},
+       [](const Inputs& x) { return max_pool2d(x[0], {.kernel_size = 3, .stride = 2, .padding = 1}); }},
+      {"max_pool2d", {{1, 2, 7, 6}}, [](const Inputs& x) {
+         return max_pool2d(x[0], {.kernel_size = {2, 3}, .stride = Size2{2, 1}, .dilation = {2, 1}, .ceil_mode = true});
+       }},
+      {"max_pool1d", {{2, 3, 8}},
+       [](const Inputs& x) { return max_pool1d(x[0], {.kernel_size = 3, .padding = 1, .ceil_mode = true}); }},
+      {"avg_pool2d", {{2, 3, 6, 5}},
+       [](const Inputs& x) { return avg_pool2d(x[0], {.kernel_size = 3, .stride = 2, .padding = 1}); }},
+      {"avg_pool2d", {{1, 2, 7, 6}}, [](const Inputs& x) {  // divisors per window
+         return avg_pool2d(x[0], {.kernel_size = {3, 2}, .stride = 2, .padding = 1, .ceil_mode = true,
+                                  .count_include_pad = false});
+       }},
+      {"avg_pool1d", {{2, 3, 8}},
+       [](const Inputs& x) { return avg_pool1d(x[0], {.kernel_size = 3, .stride = 2, .padding = 1, .ceil_mode = true}); }},
+      {"adaptive_avg_pool2d", {{2, 3, 5, 7}}, [](const Inputs& x) { return adaptive_avg_pool2d(x[0], {3, 4}); }},
+      {"adaptive_avg_pool1d", {{3, 7}}, [](const Inputs& x) { return adaptive_avg_pool1d(x[0], 3); }},  // unbatched
       {"softmax", {{3, 4}}, [](const Inputs& x) { return softmax(x[0], 1); }},
       {"softmax", {{3, 4}}, [](const Inputs& x) { return softmax(x[0], 0); }},
       {"log_softmax", {{3, 4}}, [](const Inputs& x) { return log_softmax(x[0], -1); }},
@@ -269,7 +321,8 @@ TEST_CASE("second derivatives match finite differences for the core families") {
                                         "attention_dropout", "matmul_as", "relu", "dropout", "relu_dropout",
                                         "batch_norm", "group_norm", "rms_norm",
                                         "expm1", "leaky_relu", "elu", "selu", "softplus", "hardtanh", "mish",
-                                        "binary_cross_entropy"};
+                                        "binary_cross_entropy", "im2col", "col2im", "conv2d", "conv1d",
+                                        "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"};
   for (const GradCase& c : cases()) {
     if (!second.count(c.name)) continue;
     std::string name = c.name;

@@ -1,0 +1,125 @@
+// Sliding windows (core/conv.h): the geometry and its checks, and the per-image loops of im2col, col2im and
+// max pooling's argmax (core/cpu/im2col.cpp), images split over the threads.
+#include "core/conv.h"
+
+#include <algorithm>
+
+#include "core/cpu/kernels.h"
+#include "core/kernel_util.h"
+
+namespace tg {
+namespace {
+
+// The last `n` entries of a (height, width) pair, for messages in the op's own dims: (3, 3) or (3).
+Shape last(const std::array<int64_t, 2>& a, int n) { return n == 1 ? Shape{a[1]} : Shape{a[0], a[1]}; }
+
+// One output size: PyTorch's pooling_output_shape_pad_lr (floor division of a non-negative numerator).
+int64_t output_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t p_end, int64_t d, bool ceil_mode) {
+  const int64_t span = in + p + p_end - d * (k - 1) - 1;
+  if (span < 0) return 0;
+  int64_t out = (span + (ceil_mode ? s - 1 : 0)) / s + 1;
+  if (ceil_mode && (out - 1) * s >= in + p) --out;
+  return out;
+}
+
+// The kernels' view of image geometry for C planes.
+cpu::Window2d geometry(const Window& w, int64_t C) {
+  return {C, w.input[0], w.input[1], w.kernel[0], w.kernel[1], w.stride[0], w.stride[1], w.padding[0],
+          w.padding[1], w.dilation[0], w.dilation[1], w.output[0], w.output[1]};
+}
+
+// ShapeError unless x is (N, C, input...) for the window.
+void check_image(const Tensor& x, const Window& w, const char* op) {
+  detail::check_defined(x, op);
+  check<ShapeError>(x.dim() == 4 && x.size(2) == w.input[0] && x.size(3) == w.input[1],
+                    "{}: input {} must be (N, C, {}, {})", op, x.shape(), w.input[0], w.input[1]);
+}
+
+// Runs f(n) for the N images over the threads, an image's `work` elements counting towards the grain.
+template <class F>
+void per_image(int64_t N, int64_t work, F&& f) {
+  cpu::parallel_for(N, std::max<int64_t>(1, cpu::kGrainElements / std::max<int64_t>(work, 1)),
+                    [&](int64_t lo, int64_t hi) {
+                      for (int64_t n = lo; n < hi; ++n) f(n);
+                    });
+}
+
+}  // namespace
+
+Window window(const char* op, const Shape& input, const WindowSpec& s) {
+  const int n = s.spatial_dims;
+  auto positive = [](const std::array<int64_t, 2>& a) { return a[0] >= 1 && a[1] >= 1; };
+  check<ValueError>(positive(s.kernel), "{}: kernel_size must be >= 1, got {}", op, last(s.kernel, n));
+  check<ValueError>(positive(s.stride), "{}: stride must be >= 1, got {}", op, last(s.stride, n));
+  check<ValueError>(positive(s.dilation), "{}: dilation must be >= 1, got {}", op, last(s.dilation, n));
+  check<ValueError>(s.padding[0] >= 0 && s.padding[1] >= 0 && s.padding_end[0] >= 0 && s.padding_end[1] >= 0,
+                    "{}: padding must be >= 0, got {}", op, last(s.padding, n));
+  check<ShapeError>(int64_t(input.size()) >= n, "{}: input {} has fewer than {} spatial dims", op, input, n);
+  Window w{};
+  w.input = {n == 1 ? 1 : input[input.size() - 2], input.back()};
+  w.kernel = s.kernel, w.stride = s.stride, w.padding = s.padding, w.dilation = s.dilation;
+  std::array<int64_t, 2> padded{}, spans{};
+  for (int d = 0; d < 2; ++d) {
+    padded[d] = w.input[d] + s.padding[d] + s.padding_end[d];
+    spans[d] = s.dilation[d] * (s.kernel[d] - 1) + 1;
+    w.output[d] = output_size(w.input[d], s.kernel[d], s.stride[d], s.padding[d], s.padding_end[d], s.dilation[d],
+                              s.ceil_mode);
+  }
+  check<ShapeError>(spans[0] <= padded[0] && spans[1] <= padded[1],
+                    "{}: kernel {} (dilated: {}) is larger than the padded input {} of input {}", op,
+                    last(s.kernel, n), last(spans, n), last(padded, n), input);
+  return w;
+}
+
+Tensor im2col(const Tensor& x, const Window& w) {
+  check_image(x, w, "im2col");
+  const int64_t N = x.size(0), C = x.size(1), rows = C * w.kernel[0] * w.kernel[1], L = w.output[0] * w.output[1];
+  const Tensor xc = x.contiguous();
+  Tensor col = empty({N, rows, L}, x.dtype());
+  detail::dispatch_float(x.dtype(), "im2col", [&](auto z) {
+    using T = decltype(z);
+    const cpu::Window2d g = geometry(w, C);
+    const T* in = xc.data<T>();
+    T* out = col.data<T>();
+    per_image(N, rows * L, [&](int64_t n) { cpu::im2col(in + n * C * g.H * g.W, g, out + n * rows * L); });
+  });
+  return col;
+}
+
+Tensor col2im(const Tensor& col, int64_t C, const Window& w) {
+  detail::check_defined(col, "col2im");
+  const int64_t rows = C * w.kernel[0] * w.kernel[1], L = w.output[0] * w.output[1];
+  check<ShapeError>(col.dim() == 3 && col.size(1) == rows && col.size(2) == L,
+                    "col2im: columns {} must be (N, {}, {}) for {} channels", col.shape(), rows, L, C);
+  const int64_t N = col.size(0);
+  const Tensor cc = col.contiguous();
+  Tensor x = zeros({N, C, w.input[0], w.input[1]}, col.dtype());
+  detail::dispatch_float(col.dtype(), "col2im", [&](auto z) {
+    using T = decltype(z);
+    const cpu::Window2d g = geometry(w, C);
+    const T* in = cc.data<T>();
+    T* out = x.data<T>();
+    per_image(N, rows * L, [&](int64_t n) { cpu::col2im_add(in + n * rows * L, g, out + n * C * g.H * g.W); });
+  });
+  return x;
+}
+
+Tensor max_pool_indices(const Tensor& x, const Window& w) {
+  check_image(x, w, "max_pool");
+  const int64_t N = x.size(0), C = x.size(1), plane = w.input[0] * w.input[1], L = w.output[0] * w.output[1];
+  const Tensor xc = x.contiguous();
+  Tensor idx = empty({N, C, w.output[0], w.output[1]}, i64);
+  detail::dispatch_float(x.dtype(), "max_pool", [&](auto z) {
+    using T = decltype(z);
+    const cpu::Window2d g = geometry(w, 1);
+    const T* in = xc.data<T>();
+    int64_t* out = idx.data<int64_t>();
+    per_image(N * C, L * w.kernel[0] * w.kernel[1], [&](int64_t p) {
+      cpu::max_pool_argmax(in + p * plane, g, out + p * L);
+      for (int64_t k = p * L; k < (p + 1) * L; ++k) out[k] += p * plane;
+    });
+  });
+  return idx;
+}
+
+}  // namespace tg

@@ -1,0 +1,99 @@
+// Convolution windows on raw buffers: im2col (each output position's window of inputs as a column, so that
+// a convolution is one GEMM), its adjoint col2im, and the argmax of max pooling. Plain copies and compares
+// in row order: along an output row the in-image positions are found once, so the inner loop is a copy
+// (memcpy at stride 1) with no bounds test per element. The contracts are in kernels.h.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/cpu/kernels.h"
+
+namespace tg::cpu {
+namespace {
+
+// The output columns x in [lo, hi) whose input column x·s - p + j·d lies in [0, W); lo <= hi.
+struct Span {
+  int64_t lo, hi;
+};
+Span in_image(int64_t W, int64_t s, int64_t p, int64_t j, int64_t d, int64_t ow) {
+  const int64_t first = p - j * d;  // the input column is x·s - first
+  int64_t lo = first <= 0 ? 0 : (first + s - 1) / s;
+  int64_t hi = W + first <= 0 ? 0 : (W + first + s - 1) / s;  // the first x with x·s - first >= W
+  lo = std::min(lo, ow), hi = std::min(hi, ow);
+  return {lo, std::max(lo, hi)};
+}
+
+// Visits every (column row r, output row y) pair of one image: f(r, y, c, input row ih, span, x0), where
+// output column x reads input column x·sw + x0 (inside the image for x in span) and an ih outside [0, H) is
+// a padding row. Shared by im2col and col2im, which differ only in the direction of the copy.
+template <class F>
+void for_each_row(const Window2d& g, F&& f) {
+  for (int64_t c = 0; c < g.C; ++c)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) {
+        const int64_t r = (c * g.kh + i) * g.kw + j;
+        const Span span = in_image(g.W, g.sw, g.pw, j, g.dw, g.ow);
+        for (int64_t y = 0; y < g.oh; ++y) f(r, y, c, y * g.sh - g.ph + i * g.dh, span, j * g.dw - g.pw);
+      }
+}
+
+template <class T>
+void im2col_impl(const T* image, const Window2d& g, T* col) {
+  const int64_t L = g.oh * g.ow;
+  for_each_row(g, [&](int64_t r, int64_t y, int64_t c, int64_t ih, Span s, int64_t x0) {
+    T* out = col + r * L + y * g.ow;
+    if (ih < 0 || ih >= g.H) return std::fill(out, out + g.ow, T(0));
+    const T* in = image + (c * g.H + ih) * g.W;
+    std::fill(out, out + s.lo, T(0));
+    if (g.sw == 1)
+      std::memcpy(out + s.lo, in + s.lo + x0, size_t(s.hi - s.lo) * sizeof(T));
+    else
+      for (int64_t x = s.lo; x < s.hi; ++x) out[x] = in[x * g.sw + x0];
+    std::fill(out + s.hi, out + g.ow, T(0));
+  });
+}
+
+template <class T>
+void col2im_impl(const T* col, const Window2d& g, T* image) {
+  const int64_t L = g.oh * g.ow;
+  for_each_row(g, [&](int64_t r, int64_t y, int64_t c, int64_t ih, Span s, int64_t x0) {
+    if (ih < 0 || ih >= g.H) return;
+    const T* in = col + r * L + y * g.ow;
+    T* out = image + (c * g.H + ih) * g.W;
+    for (int64_t x = s.lo; x < s.hi; ++x) out[x * g.sw + x0] += in[x];
+  });
+}
+
+template <class T>
+void max_pool_argmax_impl(const T* image, const Window2d& g, int64_t* idx) {
+  for (int64_t c = 0; c < g.C; ++c) {
+    const T* plane = image + c * g.H * g.W;
+    for (int64_t y = 0; y < g.oh; ++y)
+      for (int64_t x = 0; x < g.ow; ++x) {
+        int64_t best = -1;
+        T max = 0;
+        for (int64_t i = 0; i < g.kh; ++i) {
+          const int64_t ih = y * g.sh - g.ph + i * g.dh;
+          if (ih < 0 || ih >= g.H) continue;
+          for (int64_t j = 0; j < g.kw; ++j) {
+            const int64_t iw = x * g.sw - g.pw + j * g.dw;
+            if (iw < 0 || iw >= g.W) continue;
+            const T v = plane[ih * g.W + iw];
+            if (best < 0 || v > max || std::isnan(v)) best = ih * g.W + iw, max = v;
+          }
+        }
+        *idx++ = best;
+      }
+  }
+}
+
+}  // namespace
+
+void im2col(const float* image, const Window2d& g, float* col) { im2col_impl(image, g, col); }
+void im2col(const double* image, const Window2d& g, double* col) { im2col_impl(image, g, col); }
+void col2im_add(const float* col, const Window2d& g, float* image) { col2im_impl(col, g, image); }
+void col2im_add(const double* col, const Window2d& g, double* image) { col2im_impl(col, g, image); }
+void max_pool_argmax(const float* image, const Window2d& g, int64_t* idx) { max_pool_argmax_impl(image, g, idx); }
+void max_pool_argmax(const double* image, const Window2d& g, int64_t* idx) { max_pool_argmax_impl(image, g, idx); }
+
+}  // namespace tg::cpu
