@@ -10,9 +10,6 @@
 namespace tg {
 namespace {
 
-// The last `n` entries of a (height, width) pair, for messages in the op's own dims: (3, 3) or (3).
-Shape last(const std::array<int64_t, 2>& a, int n) { return n == 1 ? Shape{a[1]} : Shape{a[0], a[1]}; }
-
 // One output size: PyTorch's pooling_output_shape_pad_lr (floor division of a non-negative numerator).
 int64_t output_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t p_end, int64_t d, bool ceil_mode) {
   const int64_t span = in + p + p_end - d * (k - 1) - 1;
@@ -46,14 +43,16 @@ void per_image(int64_t N, int64_t work, F&& f) {
 
 }  // namespace
 
+Shape window_dims(const std::array<int64_t, 2>& a, int n) { return n == 1 ? Shape{a[1]} : Shape{a[0], a[1]}; }
+
 Window window(const char* op, const Shape& input, const WindowSpec& s) {
   const int n = s.spatial_dims;
   auto positive = [](const std::array<int64_t, 2>& a) { return a[0] >= 1 && a[1] >= 1; };
-  check<ValueError>(positive(s.kernel), "{}: kernel_size must be >= 1, got {}", op, last(s.kernel, n));
-  check<ValueError>(positive(s.stride), "{}: stride must be >= 1, got {}", op, last(s.stride, n));
-  check<ValueError>(positive(s.dilation), "{}: dilation must be >= 1, got {}", op, last(s.dilation, n));
+  check<ValueError>(positive(s.kernel), "{}: kernel_size must be >= 1, got {}", op, window_dims(s.kernel, n));
+  check<ValueError>(positive(s.stride), "{}: stride must be >= 1, got {}", op, window_dims(s.stride, n));
+  check<ValueError>(positive(s.dilation), "{}: dilation must be >= 1, got {}", op, window_dims(s.dilation, n));
   check<ValueError>(s.padding[0] >= 0 && s.padding[1] >= 0 && s.padding_end[0] >= 0 && s.padding_end[1] >= 0,
-                    "{}: padding must be >= 0, got {}", op, last(s.padding, n));
+                    "{}: padding must be >= 0, got {}", op, window_dims(s.padding, n));
   check<ShapeError>(int64_t(input.size()) >= n, "{}: input {} has fewer than {} spatial dims", op, input, n);
   Window w{};
   w.input = {n == 1 ? 1 : input[input.size() - 2], input.back()};
@@ -67,7 +66,7 @@ Window window(const char* op, const Shape& input, const WindowSpec& s) {
   }
   check<ShapeError>(spans[0] <= padded[0] && spans[1] <= padded[1],
                     "{}: kernel {} (dilated: {}) is larger than the padded input {} of input {}", op,
-                    last(s.kernel, n), last(spans, n), last(padded, n), input);
+                    window_dims(s.kernel, n), window_dims(spans, n), window_dims(padded, n), input);
   return w;
 }
 

@@ -24,6 +24,9 @@ struct Window {
   std::array<int64_t, 2> input, kernel, stride, padding, dilation, output;  // padding: before the first
 };
 
+/// A (height, width) pair as a Shape for messages in an op's own dims: (3, 5), or (5) for a 1-d op.
+Shape window_dims(const std::array<int64_t, 2>& pair, int spatial_dims);
+
 /// The window of `spec` over the last two dims of `input` (height 1 for a 1-d spec): per dim,
 /// output = ⌊(input + padding + padding_end - dilation·(kernel - 1) - 1) / stride⌋ + 1, rounded up instead with
 /// ceil_mode, where a last window that would start in the end padding is dropped (PyTorch's

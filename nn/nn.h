@@ -1,11 +1,12 @@
 #pragma once
-// Every nn header: layers, normalisations, attention, the Transformer encoder and decoder, recurrence (GRU,
-// LSTM and their cells), positional encodings, activations, containers (Sequential, ModuleList, ModuleDict),
-// losses, initialisation, sampling from a language model.
+// Every nn header: layers, convolution and pooling, normalisations, attention, the Transformer encoder and
+// decoder, recurrence (GRU, LSTM and their cells), positional encodings, activations, containers (Sequential,
+// ModuleList, ModuleDict), losses, initialisation, sampling from a language model.
 #include "nn/activation.h"
 #include "nn/attention.h"
 #include "nn/batch_norm.h"
 #include "nn/containers.h"
+#include "nn/conv.h"
 #include "nn/decoder.h"
 #include "nn/dense.h"
 #include "nn/dropout.h"
@@ -16,6 +17,7 @@
 #include "nn/layer.h"
 #include "nn/layer_norm.h"
 #include "nn/loss.h"
+#include "nn/pool.h"
 #include "nn/positional.h"
 #include "nn/rms_norm.h"
 #include "nn/rnn.h"

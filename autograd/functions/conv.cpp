@@ -44,7 +44,7 @@ WindowSpec conv_spec(const ConvArgs& a, const Variable& w) {
   s.kernel = {a.spatial_dims == 1 ? 1 : w.size(-2), w.size(-1)};
   if (a.mode == PaddingMode::same) {
     check<ValueError>(a.stride[0] == 1 && a.stride[1] == 1, "{}: padding 'same' needs stride 1, got {}", a.op,
-                      detail::user_dims(a.stride, a.spatial_dims));
+                      window_dims(a.stride, a.spatial_dims));
     for (int d = 0; d < 2; ++d) {  // PyTorch's split: the odd one of the total at the end
       const int64_t total = a.dilation[d] * (s.kernel[d] - 1);
       s.padding[d] = total / 2, s.padding_end[d] = total - total / 2;

@@ -20,9 +20,4 @@ inline Variable from_images(const Variable& y, const Variable& x, int spatial_di
   return x.dim() == spatial_dims + 1 ? v.squeeze(0) : v;
 }
 
-/// A (height, width) pair as the op's user wrote it, for messages: (3, 3), or (3) for a 1-d op.
-inline Shape user_dims(const std::array<int64_t, 2>& a, int spatial_dims) {
-  return spatial_dims == 1 ? Shape{a[1]} : Shape{a[0], a[1]};
-}
-
 }  // namespace tg::detail

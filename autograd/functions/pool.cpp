@@ -15,7 +15,7 @@ Window pool_window(const char* op, const Variable& x, const WindowSpec& s) {
   const Window w = window(op, x.shape(), s);
   check<ValueError>(s.padding[0] <= s.kernel[0] / 2 && s.padding[1] <= s.kernel[1] / 2,
                     "{}: padding {} must be at most half of kernel_size {}", op,
-                    detail::user_dims(s.padding, s.spatial_dims), detail::user_dims(s.kernel, s.spatial_dims));
+                    window_dims(s.padding, s.spatial_dims), window_dims(s.kernel, s.spatial_dims));
   check<ShapeError>(w.input[0] >= 1 && w.input[1] >= 1, "{}: input {} has no elements to pool", op, x.shape());
   return w;
 }
@@ -69,7 +69,7 @@ Tensor averaging_matrix(int64_t out, int64_t in, DType dtype) {
 // y = A_h · x · A_wᵀ per plane (the height product only for 2-d).
 Variable adaptive_avg_pool(const char* op, const char* layout, const Variable& x, std::array<int64_t, 2> out, int n) {
   const Variable images = detail::as_images(op, layout, x, n);
-  check<ValueError>(out[0] >= 1 && out[1] >= 1, "{}: output_size must be >= 1, got {}", op, detail::user_dims(out, n));
+  check<ValueError>(out[0] >= 1 && out[1] >= 1, "{}: output_size must be >= 1, got {}", op, window_dims(out, n));
   const int64_t H = images.size(2), W = images.size(3);
   check<ShapeError>(H >= 1 && W >= 1, "{}: input {} has no elements to pool", op, x.shape());
   Variable y = matmul(images, Variable(averaging_matrix(out[1], W, x.dtype()).mT()));
