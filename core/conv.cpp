@@ -43,7 +43,9 @@ void per_image(int64_t N, int64_t work, F&& f) {
 
 }  // namespace
 
-Shape window_dims(const std::array<int64_t, 2>& a, int n) { return n == 1 ? Shape{a[1]} : Shape{a[0], a[1]}; }
+std::string window_dims(const std::array<int64_t, 2>& a, int n) {
+  return n == 1 ? fmt::format("{}", a[1]) : fmt::format("({}, {})", a[0], a[1]);
+}
 
 Window window(const char* op, const Shape& input, const WindowSpec& s) {
   const int n = s.spatial_dims;
@@ -65,7 +67,7 @@ Window window(const char* op, const Shape& input, const WindowSpec& s) {
                               s.ceil_mode);
   }
   check<ShapeError>(spans[0] <= padded[0] && spans[1] <= padded[1],
-                    "{}: kernel {} (dilated: {}) is larger than the padded input {} of input {}", op,
+                    "{}: kernel {} (dilated {}) is larger than the padded input {} of input {}", op,
                     window_dims(s.kernel, n), window_dims(spans, n), window_dims(padded, n), input);
   return w;
 }

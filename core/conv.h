@@ -4,6 +4,7 @@
 // pooling's argmax. autograd/functions/conv.cpp and pool.cpp make them differentiable; 1-d ops are the same
 // windows with height 1.
 #include <array>
+#include <string>
 
 #include "core/tensor.h"
 
@@ -24,8 +25,8 @@ struct Window {
   std::array<int64_t, 2> input, kernel, stride, padding, dilation, output;  // padding: before the first
 };
 
-/// A (height, width) pair as a Shape for messages in an op's own dims: (3, 5), or (5) for a 1-d op.
-Shape window_dims(const std::array<int64_t, 2>& pair, int spatial_dims);
+/// A (height, width) pair for messages in an op's own dims: "(3, 5)", or "5" for a 1-d op.
+std::string window_dims(const std::array<int64_t, 2>& pair, int spatial_dims);
 
 /// The window of `spec` over the last two dims of `input` (height 1 for a 1-d spec): per dim,
 /// output = ⌊(input + padding + padding_end - dilation·(kernel - 1) - 1) / stride⌋ + 1, rounded up instead with
