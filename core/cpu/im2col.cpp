@@ -45,10 +45,10 @@ void im2col_impl(const T* image, const Window2d& g, T* col) {
     if (ih < 0 || ih >= g.H) return std::fill(out, out + g.ow, T(0));
     const T* in = image + (c * g.H + ih) * g.W;
     std::fill(out, out + s.lo, T(0));
-    if (g.sw == 1)
-      std::memcpy(out + s.lo, in + s.lo + x0, size_t(s.hi - s.lo) * sizeof(T));
-    else
+    if (g.sw != 1)
       for (int64_t x = s.lo; x < s.hi; ++x) out[x] = in[x * g.sw + x0];
+    else if (s.hi > s.lo)  // an empty span's source address may lie outside the image
+      std::memcpy(out + s.lo, in + s.lo + x0, size_t(s.hi - s.lo) * sizeof(T));
     std::fill(out + s.hi, out + g.ow, T(0));
   });
 }
