@@ -1,8 +1,6 @@
-// Sliding windows (core/conv.h): the geometry and its checks, and the per-image loops of im2col, col2im and
-// max pooling's argmax (core/cpu/im2col.cpp), images split over the threads.
+// Sliding windows (core/conv.h): the geometry and its checks; im2col, col2im and max pooling's argmax check
+// their operands, allocate, and run in the kernel room (core/cpu/im2col.cpp).
 #include "core/conv.h"
-
-#include <algorithm>
 
 #include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
@@ -19,9 +17,9 @@ int64_t output_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t p_end, 
   return out;
 }
 
-// The kernels' view of image geometry for C planes.
-cpu::Window2d geometry(const Window& w, int64_t C) {
-  return {C, w.input[0], w.input[1], w.kernel[0], w.kernel[1], w.stride[0], w.stride[1], w.padding[0],
+// The kernels' view of N images of C planes under the window.
+cpu::Window2d geometry(const Window& w, int64_t N, int64_t C) {
+  return {N, C, w.input[0], w.input[1], w.kernel[0], w.kernel[1], w.stride[0], w.stride[1], w.padding[0],
           w.padding[1], w.dilation[0], w.dilation[1], w.output[0], w.output[1]};
 }
 
@@ -30,15 +28,6 @@ void check_image(const Tensor& x, const Window& w, const char* op) {
   detail::check_defined(x, op);
   check<ShapeError>(x.dim() == 4 && x.size(2) == w.input[0] && x.size(3) == w.input[1],
                     "{}: input {} must be (N, C, {}, {})", op, x.shape(), w.input[0], w.input[1]);
-}
-
-// Runs f(n) for the N images over the threads, an image's `work` elements counting towards the grain.
-template <class F>
-void per_image(int64_t N, int64_t work, F&& f) {
-  cpu::parallel_for(N, std::max<int64_t>(1, cpu::kGrainElements / std::max<int64_t>(work, 1)),
-                    [&](int64_t lo, int64_t hi) {
-                      for (int64_t n = lo; n < hi; ++n) f(n);
-                    });
 }
 
 }  // namespace
@@ -74,15 +63,11 @@ Window window(const char* op, const Shape& input, const WindowSpec& s) {
 
 Tensor im2col(const Tensor& x, const Window& w) {
   check_image(x, w, "im2col");
-  const int64_t N = x.size(0), C = x.size(1), rows = C * w.kernel[0] * w.kernel[1], L = w.output[0] * w.output[1];
   const Tensor xc = x.contiguous();
-  Tensor col = empty({N, rows, L}, x.dtype());
+  Tensor col = empty({x.size(0), x.size(1) * w.kernel[0] * w.kernel[1], w.output[0] * w.output[1]}, x.dtype());
   detail::dispatch_float(x.dtype(), "im2col", [&](auto z) {
     using T = decltype(z);
-    const cpu::Window2d g = geometry(w, C);
-    const T* in = xc.data<T>();
-    T* out = col.data<T>();
-    per_image(N, rows * L, [&](int64_t n) { cpu::im2col(in + n * C * g.H * g.W, g, out + n * rows * L); });
+    cpu::im2col(xc.data<T>(), geometry(w, x.size(0), x.size(1)), col.data<T>());
   });
   return col;
 }
@@ -92,33 +77,22 @@ Tensor col2im(const Tensor& col, int64_t C, const Window& w) {
   const int64_t rows = C * w.kernel[0] * w.kernel[1], L = w.output[0] * w.output[1];
   check<ShapeError>(col.dim() == 3 && col.size(1) == rows && col.size(2) == L,
                     "col2im: columns {} must be (N, {}, {}) for {} channels", col.shape(), rows, L, C);
-  const int64_t N = col.size(0);
   const Tensor cc = col.contiguous();
-  Tensor x = zeros({N, C, w.input[0], w.input[1]}, col.dtype());
+  Tensor x = zeros({col.size(0), C, w.input[0], w.input[1]}, col.dtype());
   detail::dispatch_float(col.dtype(), "col2im", [&](auto z) {
     using T = decltype(z);
-    const cpu::Window2d g = geometry(w, C);
-    const T* in = cc.data<T>();
-    T* out = x.data<T>();
-    per_image(N, rows * L, [&](int64_t n) { cpu::col2im_add(in + n * rows * L, g, out + n * C * g.H * g.W); });
+    cpu::col2im_add(cc.data<T>(), geometry(w, col.size(0), C), x.data<T>());
   });
   return x;
 }
 
 Tensor max_pool_indices(const Tensor& x, const Window& w) {
   check_image(x, w, "max_pool");
-  const int64_t N = x.size(0), C = x.size(1), plane = w.input[0] * w.input[1], L = w.output[0] * w.output[1];
   const Tensor xc = x.contiguous();
-  Tensor idx = empty({N, C, w.output[0], w.output[1]}, i64);
+  Tensor idx = empty({x.size(0), x.size(1), w.output[0], w.output[1]}, i64);
   detail::dispatch_float(x.dtype(), "max_pool", [&](auto z) {
     using T = decltype(z);
-    const cpu::Window2d g = geometry(w, 1);
-    const T* in = xc.data<T>();
-    int64_t* out = idx.data<int64_t>();
-    per_image(N * C, L * w.kernel[0] * w.kernel[1], [&](int64_t p) {
-      cpu::max_pool_argmax(in + p * plane, g, out + p * L);
-      for (int64_t k = p * L; k < (p + 1) * L; ++k) out[k] += p * plane;
-    });
+    cpu::max_pool_argmax(xc.data<T>(), geometry(w, x.size(0), x.size(1)), idx.data<int64_t>());
   });
   return idx;
 }

@@ -19,8 +19,9 @@ struct ConvSizes {
 };
 
 void check_sizes(const ConvSizes& s, DType dtype) {
-  check<ValueError>(s.in_channels > 0 && s.out_channels > 0, "{}: in_channels and out_channels must be > 0, got {} and {}",
-                    s.layer, s.in_channels, s.out_channels);
+  check<ValueError>(s.in_channels > 0 && s.out_channels > 0,
+                    "{}: in_channels and out_channels must be > 0, got {} and {}", s.layer, s.in_channels,
+                    s.out_channels);
   check<ValueError>(s.groups >= 1 && s.in_channels % s.groups == 0 && s.out_channels % s.groups == 0,
                     "{}: in_channels {} and out_channels {} must be divisible by groups {}", s.layer, s.in_channels,
                     s.out_channels, s.groups);
@@ -65,7 +66,8 @@ Conv2d::Conv2d(const Conv2dOptions& o) : options_(o) {
 // x: (N, C_in, H, W) -> (N, C_out, H_out, W_out)
 Variable Conv2d::forward(const Variable& x) {
   const Conv2dOptions& o = options_;
-  return conv2d(x, weight_, bias_, {.stride = o.stride, .padding = o.padding, .dilation = o.dilation, .groups = o.groups});
+  return conv2d(x, weight_, bias_,
+                {.stride = o.stride, .padding = o.padding, .dilation = o.dilation, .groups = o.groups});
 }
 
 Conv1d::Conv1d(const Conv1dOptions& o) : options_(o) {
@@ -82,7 +84,8 @@ Conv1d::Conv1d(const Conv1dOptions& o) : options_(o) {
 // x: (N, C_in, L) -> (N, C_out, L_out)
 Variable Conv1d::forward(const Variable& x) {
   const Conv1dOptions& o = options_;
-  return conv1d(x, weight_, bias_, {.stride = o.stride, .padding = o.padding, .dilation = o.dilation, .groups = o.groups});
+  return conv1d(x, weight_, bias_,
+                {.stride = o.stride, .padding = o.padding, .dilation = o.dilation, .groups = o.groups});
 }
 
 ConvTranspose2d::ConvTranspose2d(const ConvTranspose2dOptions& o) : options_(o) {

@@ -46,8 +46,8 @@ AvgPool1d::AvgPool1d(const AvgPool1dOptions& o) : options_(o) {
 }
 
 AdaptiveAvgPool2d::AdaptiveAvgPool2d(Size2 output_size) : output_size_(output_size) {
-  check<ValueError>(output_size.h >= 1 && output_size.w >= 1, "AdaptiveAvgPool2d: output_size must be >= 1, got ({}, {})",
-                    output_size.h, output_size.w);
+  check<ValueError>(output_size.h >= 1 && output_size.w >= 1,
+                    "AdaptiveAvgPool2d: output_size must be >= 1, got ({}, {})", output_size.h, output_size.w);
 }
 
 AdaptiveAvgPool1d::AdaptiveAvgPool1d(int64_t output_size) : output_size_(output_size) {

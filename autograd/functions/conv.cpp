@@ -30,10 +30,12 @@ void check_operands(const ConvArgs& a, const Variable& x, const Variable& images
   const int64_t C_in = images.size(1), C_out = w.size(0);
   check<ShapeError>(C_in % a.groups == 0, "{}: in_channels {} of input {} are not divisible by groups {}", a.op, C_in,
                     x.shape(), a.groups);
-  check<ShapeError>(C_out >= 1 && C_out % a.groups == 0, "{}: out_channels {} of weight {} are not divisible by groups {}",
-                    a.op, C_out, w.shape(), a.groups);
-  check<ShapeError>(w.size(1) * a.groups == C_in, "{}: input {} has {} channels, but weight {} with groups {} expects {}",
-                    a.op, x.shape(), C_in, w.shape(), a.groups, w.size(1) * a.groups);
+  check<ShapeError>(C_out >= 1 && C_out % a.groups == 0,
+                    "{}: out_channels {} of weight {} are not divisible by groups {}", a.op, C_out, w.shape(),
+                    a.groups);
+  check<ShapeError>(w.size(1) * a.groups == C_in,
+                    "{}: input {} has {} channels, but weight {} with groups {} expects {}", a.op, x.shape(), C_in,
+                    w.shape(), a.groups, w.size(1) * a.groups);
   check<ShapeError>(!b || (b.dim() == 1 && b.size(0) == C_out), "{}: bias must be (C_out) = ({}), got {}", a.op, C_out,
                     b.shape());
 }
@@ -79,9 +81,8 @@ Variable im2col(const Variable& x, const Window& w) {
 
 // x = col2im(col).  Linear: dcol = im2col(dx).
 Variable col2im(const Variable& col, int64_t channels, const Window& w) {
-  return record("col2im", tg::col2im(col.value(), channels, w), {col}, [w](const Variable& dy, const Variable&) -> Grads {
-    return {im2col(dy, w)};
-  });
+  Tensor x = tg::col2im(col.value(), channels, w);
+  return record("col2im", x, {col}, [w](const Variable& dy, const Variable&) -> Grads { return {im2col(dy, w)}; });
 }
 
 Variable conv2d(const Variable& x, const Variable& weight, const Variable& bias, const Conv2dFuncOptions& o) {
@@ -98,7 +99,8 @@ Variable conv1d(const Variable& x, const Variable& weight, const Variable& bias,
 
 // y = col2im(Wᵀ·x) per image and group: conv2d's input gradient with x in dy's place, so that its own
 // gradients are conv2d's forward (in x) and a product (in W).
-Variable conv_transpose2d(const Variable& x, const Variable& w, const Variable& b, const ConvTranspose2dFuncOptions& o) {
+Variable conv_transpose2d(const Variable& x, const Variable& w, const Variable& b,
+                          const ConvTranspose2dFuncOptions& o) {
   const char* op = "conv_transpose2d";
   const Variable images = detail::as_images(op, "(N, C_in, H, W)", x, 2);
   check<ShapeError>(w.dim() == 4, "{}: weight must be (C_in, C_out / groups, kH, kW), got {}", op, w.shape());

@@ -1,7 +1,8 @@
 // Convolution windows on raw buffers: im2col (each output position's window of inputs as a column, so that
-// a convolution is one GEMM), its adjoint col2im, and the argmax of max pooling. Plain copies and compares
-// in row order: along an output row the in-image positions are found once, so the inner loop is a copy
-// (memcpy at stride 1) with no bounds test per element. The contracts are in kernels.h.
+// a convolution is one GEMM), its adjoint col2im, and the argmax of max pooling, images (or planes) split
+// over the threads. Plain copies and compares in row order: along an output row the in-image positions are
+// found once, so the inner loop is a copy (memcpy at stride 1) with no bounds test per element. The
+// contracts are in kernels.h.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -37,6 +38,15 @@ void for_each_row(const Window2d& g, F&& f) {
       }
 }
 
+// Runs f(i) for `count` images or planes over the threads, each of `work` elements counting towards the grain.
+template <class F>
+void each(int64_t count, int64_t work, F&& f) {
+  parallel_for(count, std::max<int64_t>(1, kGrainElements / std::max<int64_t>(work, 1)), [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) f(i);
+  });
+}
+
+// One image's columns.
 template <class T>
 void im2col_impl(const T* image, const Window2d& g, T* col) {
   const int64_t L = g.oh * g.ow;
@@ -53,6 +63,7 @@ void im2col_impl(const T* image, const Window2d& g, T* col) {
   });
 }
 
+// One image's adjoint.
 template <class T>
 void col2im_impl(const T* col, const Window2d& g, T* image) {
   const int64_t L = g.oh * g.ow;
@@ -64,36 +75,52 @@ void col2im_impl(const T* col, const Window2d& g, T* image) {
   });
 }
 
+// One plane's argmax, as offsets into the plane plus `base`.
 template <class T>
-void max_pool_argmax_impl(const T* image, const Window2d& g, int64_t* idx) {
-  for (int64_t c = 0; c < g.C; ++c) {
-    const T* plane = image + c * g.H * g.W;
-    for (int64_t y = 0; y < g.oh; ++y)
-      for (int64_t x = 0; x < g.ow; ++x) {
-        int64_t best = -1;
-        T max = 0;
-        for (int64_t i = 0; i < g.kh; ++i) {
-          const int64_t ih = y * g.sh - g.ph + i * g.dh;
-          if (ih < 0 || ih >= g.H) continue;
-          for (int64_t j = 0; j < g.kw; ++j) {
-            const int64_t iw = x * g.sw - g.pw + j * g.dw;
-            if (iw < 0 || iw >= g.W) continue;
-            const T v = plane[ih * g.W + iw];
-            if (best < 0 || v > max || std::isnan(v)) best = ih * g.W + iw, max = v;
-          }
+void max_pool_argmax_impl(const T* plane, const Window2d& g, int64_t base, int64_t* idx) {
+  for (int64_t y = 0; y < g.oh; ++y)
+    for (int64_t x = 0; x < g.ow; ++x) {
+      int64_t best = -1;
+      T max = 0;
+      for (int64_t i = 0; i < g.kh; ++i) {
+        const int64_t ih = y * g.sh - g.ph + i * g.dh;
+        if (ih < 0 || ih >= g.H) continue;
+        for (int64_t j = 0; j < g.kw; ++j) {
+          const int64_t iw = x * g.sw - g.pw + j * g.dw;
+          if (iw < 0 || iw >= g.W) continue;
+          const T v = plane[ih * g.W + iw];
+          if (best < 0 || v > max || std::isnan(v)) best = ih * g.W + iw, max = v;
         }
-        *idx++ = best;
       }
-  }
+      *idx++ = base + best;
+    }
+}
+
+// Per image: C·H·W inputs, C·kh·kw·oh·ow columns.
+template <class T>
+void im2col_all(const T* image, const Window2d& g, T* col) {
+  const int64_t in = g.C * g.H * g.W, out = g.C * g.kh * g.kw * g.oh * g.ow;
+  each(g.N, out, [&](int64_t n) { im2col_impl(image + n * in, g, col + n * out); });
+}
+template <class T>
+void col2im_all(const T* col, const Window2d& g, T* image) {
+  const int64_t in = g.C * g.H * g.W, out = g.C * g.kh * g.kw * g.oh * g.ow;
+  each(g.N, out, [&](int64_t n) { col2im_impl(col + n * out, g, image + n * in); });
+}
+template <class T>
+void max_pool_argmax_all(const T* image, const Window2d& g, int64_t* idx) {
+  const int64_t plane = g.H * g.W, out = g.oh * g.ow;
+  each(g.N * g.C, out * g.kh * g.kw,
+       [&](int64_t p) { max_pool_argmax_impl(image + p * plane, g, p * plane, idx + p * out); });
 }
 
 }  // namespace
 
-void im2col(const float* image, const Window2d& g, float* col) { im2col_impl(image, g, col); }
-void im2col(const double* image, const Window2d& g, double* col) { im2col_impl(image, g, col); }
-void col2im_add(const float* col, const Window2d& g, float* image) { col2im_impl(col, g, image); }
-void col2im_add(const double* col, const Window2d& g, double* image) { col2im_impl(col, g, image); }
-void max_pool_argmax(const float* image, const Window2d& g, int64_t* idx) { max_pool_argmax_impl(image, g, idx); }
-void max_pool_argmax(const double* image, const Window2d& g, int64_t* idx) { max_pool_argmax_impl(image, g, idx); }
+void im2col(const float* image, const Window2d& g, float* col) { im2col_all(image, g, col); }
+void im2col(const double* image, const Window2d& g, double* col) { im2col_all(image, g, col); }
+void col2im_add(const float* col, const Window2d& g, float* image) { col2im_all(col, g, image); }
+void col2im_add(const double* col, const Window2d& g, double* image) { col2im_all(col, g, image); }
+void max_pool_argmax(const float* image, const Window2d& g, int64_t* idx) { max_pool_argmax_all(image, g, idx); }
+void max_pool_argmax(const double* image, const Window2d& g, int64_t* idx) { max_pool_argmax_all(image, g, idx); }
 
 }  // namespace tg::cpu

@@ -306,25 +306,27 @@ void add_columns_f32(const float* src, int64_t len, int64_t stride, int64_t m, d
 
 // ---- convolution windows (im2col.cpp): f32 and f64 ----
 
-/// A sliding window over one image of C planes H x W: kernel kh x kw, stride (sh, sw), padding (ph, pw)
-/// before the first row and column, dilation (dh, dw), and the output size oh x ow. Output position (y, x)
-/// and kernel tap (i, j) read input (y·sh - ph + i·dh, x·sw - pw + j·dw); positions outside the image are
-/// padding.
+/// A sliding window over N images of C planes H x W, one after another: kernel kh x kw, stride (sh, sw),
+/// padding (ph, pw) before the first row and column, dilation (dh, dw), and the output size oh x ow. Output
+/// position (y, x) and kernel tap (i, j) read input (y·sh - ph + i·dh, x·sw - pw + j·dw); positions outside
+/// the image are padding. The images are split over the threads; each is done as on one.
 struct Window2d {
-  int64_t C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
+  int64_t N, C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
 };
-/// col (C·kh·kw, oh·ow) = each output position's window as a column: col[(c·kh + i)·kw + j, y·ow + x] =
-/// image[c, y·sh - ph + i·dh, x·sw - pw + j·dw], 0 on padding. Exact (copies).
+/// Each image's (C·kh·kw, oh·ow) columns, one after another: each output position's window as a column,
+/// col[n, (c·kh + i)·kw + j, y·ow + x] = image[n, c, y·sh - ph + i·dh, x·sw - pw + j·dw], 0 on padding.
+/// Exact (copies).
 void im2col(const float* image, const Window2d& w, float* col);
 void im2col(const double* image, const Window2d& w, double* col);
-/// The adjoint of im2col: adds every col entry into the image (C, H, W) at the position im2col read it from
-/// (entries on padding are dropped). The image is not cleared first; each image element adds its terms in
+/// The adjoint of im2col: adds every col entry into the images (N, C, H, W) at the position im2col read it
+/// from (entries on padding are dropped). The images are not cleared first; each element adds its terms in
 /// the order (c, i, j, y, x) of the column entries.
 void col2im_add(const float* col, const Window2d& w, float* image);
 void col2im_add(const double* col, const Window2d& w, double* image);
-/// Max pooling's choice: idx[(c·oh + y)·ow + x] = h·W + w, the position in plane c of the largest input of
-/// window (y, x), the first in row-major window order among ties, and the last NaN if there is one (as
-/// PyTorch's kernel); padding never wins. Every window must hold an input.
+/// Max pooling's choice for the N·C planes: idx[((n·C + c)·oh + y)·ow + x] = the flat index into the images
+/// of the largest input of window (y, x) in plane (n, c), the first in row-major window order among ties,
+/// and the last NaN if there is one (as PyTorch's kernel); padding never wins. Every window must hold an
+/// input.
 void max_pool_argmax(const float* image, const Window2d& w, int64_t* idx);
 void max_pool_argmax(const double* image, const Window2d& w, int64_t* idx);
 
