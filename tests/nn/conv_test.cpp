@@ -83,20 +83,16 @@ Tensor direct_conv2d(const Tensor& x, const Tensor& w, const Tensor& b, int64_t 
 }  // namespace
 
 TEST_CASE("Conv1d, Conv2d and ConvTranspose2d match PyTorch: output and gradients for input, weight and bias") {
-  for (const char* file : {"nn/conv.f64.json", "nn/conv.f32.json"}) {
-    CAPTURE(file);
-    const nlohmann::json f = test::load_fixture(file);
-    const DType dt = test::fixture_dtype(f);
-    const TensorMap weights = test::fixture_weights(f);
-    for (const nlohmann::json& c : f["cases"]) {
-      const std::string name = c["name"];
-      CAPTURE(name);
-      std::unique_ptr<nn::Layer> layer = make_conv(name, dt);
-      layer->load_state_dict(under(weights, name));  // PyTorch's names and shapes load as they are
-      Variable x(test::fixture_tensor(c["inputs"]["x"], dt), true);
-      test::check_fixture_case(*layer, c, (*layer)(x), {{"x", x}}, test::fixture_tolerance(dt));
-    }
-  }
+  const auto ran = test::for_each_fixture_case("nn/conv", [](const nlohmann::json& c, DType dt,
+                                                             const std::string&) {
+    const std::string name = c["name"];
+    std::unique_ptr<nn::Layer> layer = make_conv(name, dt);
+    const std::string weights = dt == f64 ? "conv.f64.safetensors" : "conv.f32.safetensors";
+    layer->load_state_dict(under(test::fixture_weights({{"weights", weights}}), name));  // PyTorch's names, as they are
+    Variable x(test::fixture_tensor(c["inputs"]["x"], dt), true);
+    test::check_fixture_case(*layer, c, (*layer)(x), {{"x", x}}, test::fixture_tolerance(dt));
+  });
+  CHECK(ran == std::vector<int>{9, 9});  // no case skipped
 }
 
 TEST_CASE("conv2d matches a direct loop on batches that run on two threads, with groups, stride and dilation") {
