@@ -116,7 +116,7 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const
   Tensor mean = empty(stat_shape, x.dtype()), rstd = empty(stat_shape, x.dtype());
   const Tensor w = weight.defined() ? weight.contiguous() : Tensor(), b = bias.defined() ? bias.contiguous() : Tensor();
   Tensor affine = w.defined() || b.defined() ? empty(x.shape(), x.dtype()) : Tensor();
-  check<ValueError>(n > 0 || x.numel() == 0 || stat_shape.numel() == 0,
+  check<ValueError>(n > 0 || stat_shape.numel() == 0,
                     "layer_norm: no elements to normalise in the last {} dims of shape {}", normalized_ndim, x.shape());
   const int64_t rows = n ? x.numel() / n : 0;
   detail::dispatch_float(x.dtype(), "layer_norm", [&](auto z) {

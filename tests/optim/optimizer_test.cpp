@@ -282,6 +282,9 @@ TEST_CASE("loading the state of other parameters names the mismatch and changes 
   CHECK_THROWS_WITH_AS(fresh.load_state_dict(bad), doctest::Contains("'group.0.lr' is not a number: 'fast'"),
                        ValueError);
   bad = s;
+  bad.values["1.step"] = "-1";  // Adam's next t would be 0: a bias correction of 0 and lr / 0
+  CHECK_THROWS_WITH_AS(fresh.load_state_dict(bad), doctest::Contains("'1.step' must be >= 0, got -1"), ValueError);
+  bad = s;
   bad.values["betas.1"] = "1.5";
   CHECK_THROWS_WITH_AS(fresh.load_state_dict(bad), doctest::Contains("invalid betas.1: 1.5"), ValueError);
   CHECK(fresh.lr() == 0.5);
