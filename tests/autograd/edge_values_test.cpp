@@ -1,7 +1,8 @@
 // Every reduction and normalisation op over lines that are all -inf, all +inf, mixed (finite with ±inf, -inf
-// with +inf), NaN-holding, constant and empty, in f32 and f64, forward and backward, against the conventions of
-// docs/numerics.md written out below as scalar references. Each line runs along the last dim (the f32 Highway
-// lines) and along dim 0 (the strided lines), beside a finite line that must stay as it is.
+// with +inf), NaN-holding, constant and empty, in f32 and f64, forward and backward, against the conventions
+// of the README's "Numerical edge cases", written out below as scalar references. Each line runs along the
+// last dim (the f32 Highway lines) and along dim 0 (the strided lines), beside a finite line that must stay
+// as it is.
 #include <doctest/doctest.h>
 
 #include <algorithm>
