@@ -83,11 +83,15 @@ Variable operator*(double a, const Variable& b);
 Variable operator/(double a, const Variable& b);
 
 // ---- reductions (functions/reduce.cpp); empty dims = all ----
+// Values on ±inf, NaN and empty lines as the core ops (core/ops.h); the gradients there are listed in the
+// README's "Numerical edge cases". A NaN in a line gives NaN gradients on it.
 Variable sum(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Variable mean(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
-/// Σ(x - mean)² / (N - correction) over dims.
+/// Σ(x - mean)² / (N - correction) over dims. Its backward throws ValueError through a variance of +inf (a line
+/// holding ±inf: x - mean would be inf - inf).
 Variable var(const Variable& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1, bool keepdim = false);
-/// log Σ exp(x), stable; gradient softmax(x).
+/// log Σ exp(x), stable; gradient dy·softmax(x) over dims, with softmax's limits: 0 on an all -inf line, 1/k on
+/// k entries of +inf.
 Variable logsumexp(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 /// Max over dims; tied maxima share the gradient equally (the shares add up to it).
 Variable amax(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
@@ -148,12 +152,14 @@ Variable rms_norm(const Variable& x, int64_t normalized_ndim, const Variable& we
                   std::optional<double> eps = std::nullopt);
 
 // ---- neural-network functions (functions/nn.cpp) ----
-/// Softmax along dim; dx = y·(dy - Σ dy·y).
+/// Softmax along dim; dx = y·(dy - Σ dy·y), the Jacobian at y: 0 on an all -inf line (y = 0), finite at the
+/// +inf limit.
 Variable softmax(const Variable& x, int64_t dim);
-/// log softmax along dim; dx = dy - softmax(x)·Σ dy.
+/// log softmax along dim; dx = dy - softmax(x)·Σ dy, and 0 on an all -inf line (whose y is -inf).
 Variable log_softmax(const Variable& x, int64_t dim);
 /// Layer normalisation (Ba et al. 2016) over the last `normalized_ndim` dims, then ·weight + bias (either
-/// may be undefined). Fused: exact on constant rows (no NaN).
+/// may be undefined). Fused: exact on constant rows (no NaN). ValueError for a row holding ±inf or a constant
+/// row under eps = 0 (tg::normalize).
 Variable layer_norm(const Variable& x, int64_t normalized_ndim, const Variable& weight, const Variable& bias,
                     double eps = 1e-5);
 /// Rows of weight (V, D) at indices (any shape, i64) -> (..., D); repeated indices add up in the gradient,
@@ -200,7 +206,11 @@ struct CrossEntropyOptions {
 };
 /// Cross-entropy of logits (B, C) or (B, C, d...) against class indices (B) or (B, d...), i64; fused
 /// log_softmax + NLL, stable for logits of any size. Mean reduction divides by the non-ignored count, or
-/// with `weight` by Σ weight[target] over non-ignored targets (as PyTorch).
+/// with `weight` by Σ weight[target] over non-ignored targets (as PyTorch); with none counted the mean is NaN
+/// (0/0, as PyTorch) and the gradient 0. A term of weight 0 adds 0 even at a -inf logit. A row whose logits are
+/// all -inf (fully masked) has loss +inf and gradient 0; one with k logits of +inf has loss log k when its target
+/// is one of them, else +inf (log_softmax's limits); label smoothing puts mass on every class, so any -inf logit
+/// in a counted row makes its smoothed loss +inf.
 /// IndexError naming a target outside [0, C) that is not ignore_index; ValueError naming a negative weight and
 /// its class (PyTorch accepts one) or a label_smoothing outside [0, 1].
 Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& options = {});

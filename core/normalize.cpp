@@ -2,6 +2,7 @@
 // overflow or cancel, or that would be several passes as compositions. Softmax subtracts the line max;
 // layer norm takes mean and variance in two passes in double. The lines and rows run in the kernel room
 // (core/cpu/normalize.cpp); here are the checks, the layouts and the outputs.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <vector>
@@ -35,6 +36,24 @@ Tensor along(const std::array<Tensor, N>& xs, int64_t dim, const char* op, F ker
     kernel(z, in, out.data<T>(), a);
   });
   return out;
+}
+
+// Rows whose statistics are not finite: a row holding NaN gives NaNs (NaN in, NaN out); one holding ±inf has
+// no mean or variance (x - mean would be inf - inf), and a constant row under eps = 0 has rstd = 1/√0: both
+// are refused, naming the row, rather than normalised into NaNs. One test per row; a row's values only when
+// its statistics are not finite.
+void check_rows(const Tensor& x, const Tensor& mean, const Tensor& rstd, int64_t n, double eps) {
+  if (all_finite(mean) && all_finite(rstd)) return;
+  const std::vector<double> m = mean.to_vector<double>(), r = rstd.to_vector<double>();
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (std::isfinite(m[i]) && std::isfinite(r[i])) continue;
+    const std::vector<double> row = x.reshape({-1, n}).select(0, int64_t(i)).to_vector<double>();
+    if (std::any_of(row.begin(), row.end(), [](double v) { return std::isnan(v); })) continue;
+    check<ValueError>(std::isfinite(m[i]), "layer_norm: row {} of {} holds ±inf: its mean and variance are not finite",
+                      i, x.shape());
+    check<ValueError>(false, "layer_norm: row {} of {} is constant (or nearly) and eps is {}: rstd = 1/√(var + eps) "
+                      "is not finite", i, x.shape(), eps);
+  }
 }
 
 }  // namespace
@@ -97,6 +116,8 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const
   Tensor mean = empty(stat_shape, x.dtype()), rstd = empty(stat_shape, x.dtype());
   const Tensor w = weight.defined() ? weight.contiguous() : Tensor(), b = bias.defined() ? bias.contiguous() : Tensor();
   Tensor affine = w.defined() || b.defined() ? empty(x.shape(), x.dtype()) : Tensor();
+  check<ValueError>(n > 0 || stat_shape.numel() == 0,
+                    "layer_norm: no elements to normalise in the last {} dims of shape {}", normalized_ndim, x.shape());
   const int64_t rows = n ? x.numel() / n : 0;
   detail::dispatch_float(x.dtype(), "layer_norm", [&](auto z) {
     using T = decltype(z);
@@ -104,6 +125,7 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const
     T* pa = affine.defined() ? affine.data<T>() : nullptr;
     cpu::layer_norm_rows(c.data<T>(), out.data<T>(), pa, pw, pb, rows, n, eps, mean.data<T>(), rstd.data<T>());
   });
+  check_rows(c, mean, rstd, n, eps);
   return {out, mean, rstd, affine};
 }
 

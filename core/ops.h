@@ -100,15 +100,21 @@ Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi
 
 // ---- reductions ----
 /// Sum over `dims` (empty = all dims); an empty dim sums to 0. i64/bool sum to i64, wrapping around on
-/// overflow as PyTorch does.
+/// overflow as PyTorch does. IEEE on infinities: a line holding +inf and -inf sums to NaN (there is no limit).
+/// The edge conventions of every reduction here are listed in the README's "Numerical edge cases".
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
-/// Mean over `dims` (empty = all); an empty dim gives NaN, as PyTorch. Float only.
+/// Mean over `dims` (empty = all), Σ / n as sum on infinities. Float only. ValueError over an empty dim (an
+/// average of nothing; PyTorch gives NaN) unless the result is empty too.
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
-/// Variance over `dims` (empty = all): Σ(x - mean)² / (N - correction); correction 1 is unbiased.
+/// Variance over `dims` (empty = all): Σ(x - mean)² / (N - correction); correction 1 is unbiased. A line holding
+/// ±inf (and no NaN) gives +inf, not inf - inf. ValueError when N <= correction (no degrees of freedom; PyTorch
+/// gives NaN or inf), including over an empty dim, unless the result is empty.
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1, bool keepdim = false);
-/// Stable log Σ exp(x) over `dims` (empty = all): max-shifted, and -inf rows give -inf, not NaN.
+/// Stable log Σ exp(x) over `dims` (empty = all): max-shifted; an all -inf line (or an empty one) gives -inf, a
+/// line holding +inf gives +inf, never inf - inf; a NaN gives NaN.
 Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
-/// Largest value over `dims` (empty = all); IndexError over an empty dim.
+/// Largest value over `dims` (empty = all); ±inf are ordinary values, a NaN wins (as PyTorch); IndexError over
+/// an empty dim.
 Tensor amax(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor amin(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 /// Values and i64 indices (first occurrence) of the maximum along `dim`.
@@ -136,14 +142,16 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // ---- normalisation ----
 /// Softmax along `dim`, max-shifted for stability. A line that is all -inf (fully masked) gives zeros,
-/// where PyTorch gives NaN; a line holding a NaN gives NaNs, as in PyTorch.
+/// where PyTorch gives NaN; one holding k entries of +inf gives 1/k on them and 0 elsewhere (the limit as they
+/// grow together; PyTorch: NaN); a line holding a NaN gives NaNs, as in PyTorch. An empty line gives nothing.
 Tensor softmax(const Tensor& x, int64_t dim);
 /// softmax(masked_fill(x, blocked, -inf), -1) in one pass, with the same bits (attention's masked scores):
 /// blocked is bool, broadcast to x's shape, true where the entry is left out; undefined = plain softmax. A
 /// line blocked everywhere gives zeros. ShapeError for a 0-d x or a mask that does not broadcast to x,
 /// DTypeError for a mask that is not bool.
 Tensor masked_softmax(const Tensor& x, const Tensor& blocked);
-/// log softmax along `dim`: x - logsumexp(x), stable for logits of any size.
+/// log softmax along `dim`: x - logsumexp(x), stable for logits of any size. The log of softmax's limits: an all
+/// -inf line gives -inf (PyTorch: NaN), k entries of +inf give -log k there and -inf elsewhere; NaN gives NaNs.
 Tensor log_softmax(const Tensor& x, int64_t dim);
 /// The gradient of softmax in one pass, y·(dy - Σ_dim dy·y), from the output y (dy and y of one shape).
 Tensor softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim);
@@ -151,10 +159,13 @@ Tensor softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim);
 /// gradient of a last-dim softmax followed by dropout (keep: dropout's packed bits). ShapeError unless dy and
 /// y have one shape of >= 1 dims (and keep holds their elements), DTypeError when their dtypes differ.
 Tensor dropout_softmax_backward(const Tensor& dy, const Tensor& y, const Tensor& keep, double scale);
-/// The gradient of log_softmax in one pass: dy - e^y·Σ_dim dy, from the output y.
+/// The gradient of log_softmax in one pass: dy - e^y·Σ_dim dy, from the output y; 0 on a line of y that is all
+/// -inf (a fully masked line), as softmax_backward gives there.
 Tensor log_softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim);
 /// Layer-norm statistics over the last `normalized_ndim` dims (two-pass in double: exact for rows with a
-/// large mean and tiny variance). `output` = (x - mean)·rstd; mean, rstd keep the normalized dims as size 1.
+/// large mean and tiny variance). A constant row gives x̂ = 0 and rstd = 1/√eps; a row holding NaN gives NaNs.
+/// ValueError naming the row for a row holding ±inf (no mean or variance), for rstd = 1/√(var + eps) not finite
+/// (a constant row under eps = 0), and for rows of no elements. `output` = (x - mean)·rstd; mean, rstd keep the normalized dims as size 1.
 /// With a weight or a bias (each the normalized shape, or undefined), `affine` = output·weight + bias in the
 /// same pass, with the bits of mul then add; ShapeError when one has another shape.
 struct Normalized {

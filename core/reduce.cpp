@@ -66,13 +66,12 @@ Tensor summed(const Rows& r, DType dtype, const char* op, double divisor) {
   });
 }
 
-// One value per row of a float x: kernel(rows pointer, rows, len, out pointer).
+// One value per row of a float dtype: kernel(rows pointer, rows, len, out pointer).
 template <class F>
-Tensor per_row(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* op, F kernel) {
-  Rows r = to_rows(x, dims, keepdim, op);
-  return detail::dispatch_float(x.dtype(), op, [&](auto z) {
+Tensor per_row(const Rows& r, DType dtype, const char* op, F kernel) {
+  return detail::dispatch_float(dtype, op, [&](auto z) {
     using T = decltype(z);
-    Tensor out = empty(r.out_shape, x.dtype());
+    Tensor out = empty(r.out_shape, dtype);
     kernel(r.data.data<T>(), r.rows, r.len, out.data<T>());
     return out;
   });
@@ -102,17 +101,23 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
 
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   Rows r = to_rows(x, dims, keepdim, "mean", true);
+  check<ValueError>(r.len > 0 || r.out_shape.numel() == 0, "mean: no elements to average over dims ({}) of shape {}",
+                    fmt::join(dims, ", "), x.shape());
   return summed(r, x.dtype(), "mean", double(r.len));
 }
 
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
-  return per_row(x, dims, keepdim, "var", [correction](const auto* p, int64_t rows, int64_t len, auto* out) {
+  Rows r = to_rows(x, dims, keepdim, "var");
+  check<ValueError>(r.len > correction || r.out_shape.numel() == 0,
+                    "var: {} elements over dims ({}) of shape {} leave no degrees of freedom with correction {}",
+                    r.len, fmt::join(dims, ", "), x.shape(), correction);
+  return per_row(r, x.dtype(), "var", [correction](const auto* p, int64_t rows, int64_t len, auto* out) {
     cpu::var_rows(p, rows, len, correction, out);
   });
 }
 
 Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  return per_row(x, dims, keepdim, "logsumexp", [](const auto* p, int64_t rows, int64_t len, auto* out) {
+  return per_row(to_rows(x, dims, keepdim, "logsumexp"), x.dtype(), "logsumexp", [](const auto* p, int64_t rows, int64_t len, auto* out) {
     cpu::logsumexp_rows(p, rows, len, out);
   });
 }

@@ -2,6 +2,8 @@
 // derivatives) come from the autograd functions they are made of.
 #include "nn/loss.h"
 
+#include <cmath>
+
 namespace tg::nn {
 namespace {
 
@@ -67,10 +69,13 @@ Variable nll_loss(const Variable& log_probs, const Tensor& target, const NLLLoss
   const int64_t N = row;
   Tensor wt = tensor(weights, {N}, log_probs.dtype());
   Variable picked = index_select(classes_last(log_probs).reshape({-1}), 0, index_tensor(flat_index, {N}));
-  Variable per = -picked * Variable(wt);  // (N)
+  // A row of weight 0 (ignored) adds 0 even where it picks -inf, not 0·(-inf) = NaN.
+  Variable per = where(eq(wt, 0.0), Variable(zeros({}, wt.dtype())), -picked * Variable(wt));  // (N)
   if (o.reduction == Reduction::none) return per.reshape(target.shape());
   Variable total = sum(per);
-  return o.reduction == Reduction::sum ? total : total / tg::sum(wt).item();
+  // The mean over no counted targets is 0/0: NaN as PyTorch's, with gradient 0 (not dy/0·0).
+  const double total_weight = tg::sum(wt).item();
+  return o.reduction == Reduction::sum ? total : total_weight > 0 ? total / total_weight : total * 0.0 + NAN;
 }
 
 Variable mse_loss(const Variable& input, const Variable& target, const MSELossOptions& o) {

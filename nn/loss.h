@@ -17,7 +17,8 @@ struct NLLLossOptions {
   Tensor weight;                ///< (C) per-class weights, >= 0; undefined = all 1
 };
 /// Negative log-likelihood of log-probabilities (B, C) or (B, C, d...) at class indices (B) or (B, d...),
-/// i64: loss_i = -weight[t_i]·log_probs[i, t_i]. Mean divides by Σ weight[t_i] over non-ignored targets.
+/// i64: loss_i = -weight[t_i]·log_probs[i, t_i]. Mean divides by Σ weight[t_i] over non-ignored targets; with
+/// none counted it is NaN (0/0, as PyTorch) with gradient 0. A row of weight 0 adds 0 even at a -inf entry.
 /// IndexError naming a target outside [0, C) that is not ignore_index; ShapeError for mismatched shapes;
 /// ValueError naming a negative weight and its class (PyTorch accepts one).
 Variable nll_loss(const Variable& log_probs, const Tensor& target, const NLLLossOptions& options = {});

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "core/cpu/kernels.h"
+#include "core/error.h"
 #include "core/ops.h"
 #include "core/parallel.h"
 
@@ -24,6 +25,9 @@ Adam::Adam(std::string name, std::vector<ParamGroup> groups, const AdamOptions& 
   check_option("betas[0]", options_.betas.first, /*below_one=*/true);
   check_option("betas[1]", options_.betas.second, /*below_one=*/true);
   check_option("eps", options_.eps);
+  // With eps = 0 a parameter whose gradient has been exactly 0 so far (an unused embedding row) gets 0/0.
+  check<ValueError>(options_.eps > 0, "{}: invalid eps: 0 (expected > 0: m / (√v + 0) is 0/0 where the gradient has "
+                    "been 0)", name_);
   register_state("step", steps_);
   register_state("exp_avg", exp_avg_);
   register_state("exp_avg_sq", exp_avg_sq_);

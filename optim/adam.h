@@ -14,7 +14,7 @@ struct AdamOptions {
 };
 
 /// Adam (Kingma & Ba 2015, Algorithm 1) with PyTorch's operation order, so f64 results match torch 1.13.
-/// ValueError for lr, eps or weight_decay negative or non-finite, or a beta outside [0, 1).
+/// ValueError for lr or weight_decay negative or non-finite, eps not finite and > 0, or a beta outside [0, 1).
 class Adam : public Optimizer {
  public:
   explicit Adam(std::vector<Variable> params, const AdamOptions& options = {});

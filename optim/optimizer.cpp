@@ -170,7 +170,12 @@ void Optimizer::load_state_dict(const OptimizerState& state) {
   std::vector<std::vector<int64_t>> counts;
   for (const auto& [name, _] : count_state_) {
     counts.emplace_back(params_.size());
-    for (size_t i = 0; i < params_.size(); ++i) counts.back()[i] = parse_int(v, op, fmt::format("{}.{}", i, name));
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const std::string key = fmt::format("{}.{}", i, name);
+      counts.back()[i] = parse_int(v, op, key);
+      // A negative step count would make Adam's next t = 0 and its bias correction 1 - β⁰ = 0: lr / 0.
+      check<ValueError>(counts.back()[i] >= 0, "{}: '{}' must be >= 0, got {}", op, key, counts.back()[i]);
+    }
   }
   std::vector<double> options;
   for (const auto& o : options_) {

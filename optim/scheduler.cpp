@@ -261,6 +261,9 @@ bool ReduceLROnPlateau::is_better(double a) const {
   using O = ReduceLROnPlateauOptions;
   const bool rel = options_.threshold_mode == O::ThresholdMode::rel;
   const double t = options_.threshold;
+  // Before the first metric best_ is ±inf, and rel with threshold 1 would compare with inf·0 = NaN (never
+  // better, as torch 1.13): any metric beats ±inf.
+  if (std::isinf(best_)) return options_.mode == O::Mode::min ? a < best_ : a > best_;
   if (options_.mode == O::Mode::min) return rel ? a < best_ * (1. - t) : a < best_ - t;
   return rel ? a > best_ * (t + 1.) : a > best_ + t;
 }

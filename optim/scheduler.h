@@ -145,7 +145,8 @@ struct ReduceLROnPlateauOptions {
   double factor = 0.1;    ///< lr ← max(lr·factor, min_lr); in [0, 1)
   int64_t patience = 10;  ///< epochs without improvement tolerated before reducing
   double threshold = 1e-4;
-  /// rel: an improvement beats best·(1 ∓ threshold); abs: best ∓ threshold.
+  /// rel: an improvement beats best·(1 ∓ threshold); abs: best ∓ threshold. Any metric beats the initial ±inf
+  /// (torch 1.13 compares with inf·0 = NaN at rel threshold 1, and never improves).
   ThresholdMode threshold_mode = ThresholdMode::rel;
   int64_t cooldown = 0;  ///< epochs after a reduction during which bad epochs are not counted
   double min_lr = 0;

@@ -62,6 +62,12 @@ Variable cross_entropy_backward(const Variable& g, const Variable& z, const Targ
   });
 }
 
+// logp·coef, with 0 wherever coef is 0: a term that does not count (an ignored row, a class of weight 0, the
+// one-hot part under full smoothing) adds 0 even where log p is -inf, not 0·(-inf) = NaN.
+Tensor times(const Tensor& logp, const Tensor& coef) {
+  return tg::where(eq(coef, 0.0), zeros({}, logp.dtype()), logp * coef);
+}
+
 }  // namespace
 
 // With weights w, smoothing ε and valid_i = [t_i != ignore_index], each row's target distribution is
@@ -83,18 +89,22 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
   const Tensor valid = ne(t, scalar_tensor(double(o.ignore_index), i64)).to(z.dtype());  // (N)
   const Tensor safe = tg::where(gt(valid, 0.0), t, scalar_tensor(0, i64)).unsqueeze(1);  // (N, 1)
   const Tensor wt = tg::index_select(w, 0, safe.squeeze(1)) * valid;                     // (N) w[t_i]
-  const double eps = o.label_smoothing, D = o.reduction == Reduction::mean ? tg::sum(wt).item() : 1.0;
-  Tensor logp = tg::log_softmax(z.value(), 1);                          // (N, C)
-  Tensor per = tg::gather(logp, 1, safe).squeeze(1) * wt * -(1 - eps);  // gathered: a -inf logit elsewhere stays out
-  if (eps > 0) per = per - tg::sum(logp * w, {1}) * valid * (eps / double(C));
+  const double eps = o.label_smoothing, total_weight = o.reduction == Reduction::mean ? tg::sum(wt).item() : 1.0;
+  // The mean over no counted targets is 0/0: NaN as PyTorch's and nll_loss's, with gradient 0 (D = 1 below).
+  const double D = total_weight > 0 ? total_weight : 1.0;
+  Tensor logp = tg::log_softmax(z.value(), 1);                             // (N, C)
+  Tensor per = times(tg::gather(logp, 1, safe).squeeze(1), wt * -(1 - eps));  // gathered: other -inf logits stay out
+  if (eps > 0) per = per - times(tg::sum(times(logp, w), {1}), valid * (eps / double(C)));
   per = per / D;
   Tensor loss = o.reduction == Reduction::none ? per.reshape(target.shape()) : tg::sum(per);
-  // The mean over no rows is 0/0, NaN, as PyTorch's and nll_loss's are; the sum of no terms above was 0.
-  if (N == 0 && o.reduction == Reduction::mean) loss = full({}, NAN, z.dtype());
+  if (total_weight == 0 && o.reduction == Reduction::mean) loss = full({}, NAN, z.dtype());
+  // A row whose logits are all -inf (fully masked) has loss +inf and, as softmax's masked lines, gradient 0:
+  // it counts as ignored in the backward.
+  const Tensor live = C > 0 ? valid * ne(tg::amax(z.value(), {1}), -INFINITY).to(z.dtype()) : valid;
   const double uniform = eps / double(C) / D, onehot = (1 - eps) / D;
   // Σ_c a_ic, without forming a: valid_i·(ε/C)·Σ w / D + (1-ε)·w[t_i] / D.
-  const Tensor a_sum = (valid * (uniform * tg::sum(w).item()) + wt * onehot).unsqueeze(1);
-  const Targets a{w, valid, safe, wt, a_sum, eps, uniform, onehot};
+  const Tensor wt_live = wt * live, a_sum = (live * (uniform * tg::sum(w).item()) + wt_live * onehot).unsqueeze(1);
+  const Targets a{w, live, safe, wt_live, a_sum, eps, uniform, onehot};
   const bool none = o.reduction == Reduction::none;
   return record("cross_entropy", loss, {z}, [z, a, none, N](const Variable& dy, const Variable&) -> Grads {
     return {cross_entropy_backward(none ? dy.reshape({N, 1}) : dy, z, a)};  // dy as (N, 1) or a scalar

@@ -18,6 +18,24 @@ Variable restore(const Variable& dy, const Shape& kept) { return dy.shape() == k
 
 int64_t reduced_count(const Shape& shape, const Shape& kept) { return shape.numel() / std::max<int64_t>(kept.numel(), 1); }
 
+// softmax of x over `dims` together (all when empty): the reduced dims moved last and flattened into one.
+Variable softmax_over(const Variable& x, const std::vector<int64_t>& dims) {
+  const int64_t nd = x.dim();
+  std::vector<bool> reduced(size_t(nd), dims.empty());
+  for (int64_t d : dims) reduced[size_t(normalize_dim(d, nd, "logsumexp"))] = true;
+  std::vector<int64_t> perm, back(static_cast<size_t>(nd));
+  Shape lines;
+  int64_t len = 1;
+  for (int64_t d = 0; d < nd; ++d)
+    if (!reduced[size_t(d)]) perm.push_back(d), lines.push_back(x.shape()[d]);
+  for (int64_t d = 0; d < nd; ++d)
+    if (reduced[size_t(d)]) perm.push_back(d), len *= x.shape()[d];
+  for (size_t i = 0; i < perm.size(); ++i) back[size_t(perm[i])] = int64_t(i);
+  const Variable p = permute(x, perm);
+  lines.push_back(len);
+  return permute(reshape(softmax(reshape(p, lines), -1), p.shape()), back);
+}
+
 }  // namespace
 
 // y = Σ x.  dx = dy broadcast.
@@ -41,17 +59,22 @@ Variable var(const Variable& x, const std::vector<int64_t>& dims, int64_t correc
   Shape kept = kept_shape(x.shape(), dims);
   double denom = double(std::max<int64_t>(reduced_count(x.shape(), kept) - correction, 0));
   return record("var", tg::var(x.value(), dims, correction, keepdim), {x},
-                [x, dims, kept, denom](const Variable& dy, const Variable&) -> Grads {
+                [x, dims, kept, denom](const Variable& dy, const Variable& y) -> Grads {
+                  // A variance of +inf (a line holding ±inf) has no finite gradient: x - mean would be inf - inf.
+                  check<ValueError>(all_finite(y.value()) || tg::sum(eq(y.value(), INFINITY)).item() == 0,
+                                    "var: no gradient through a variance of +inf (a line of shape {} holds ±inf)",
+                                    x.shape());
                   return {restore(dy, kept) * 2.0 * (x - mean(x, dims, true)) / denom};
-                });
+                }, true);
 }
-// y = log Σ eˣ.  dx = dy·e^(x - y).
+// y = log Σ eˣ.  dx = dy·e^(x - y) = dy·softmax(x) over dims: softmax's limits, so an all -inf line gets 0
+// (not e^(-inf + inf)) and k entries of +inf get 1/k each.
 Variable logsumexp(const Variable& x, const std::vector<int64_t>& dims, bool keepdim) {
   Shape kept = kept_shape(x.shape(), dims);
   return record("logsumexp", tg::logsumexp(x.value(), dims, keepdim), {x},
-                [x, kept](const Variable& dy, const Variable& y) -> Grads {
-                  return {restore(dy, kept) * exp(x - restore(y, kept))};
-                }, true);
+                [x, dims, kept](const Variable& dy, const Variable&) -> Grads {
+                  return {restore(dy, kept) * softmax_over(x, dims)};
+                });
 }
 
 // y = max x (or min).  dx = dy / (number of ties) at every position equal to y.

@@ -94,8 +94,8 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, c
 
 /// softmax into out (which may be in): e_j = exp(x_j - max), then e_j·(1/Σ e). Each output within
 /// (|x_j - max| + n + 8)·ε relative of softmax in double (the f32 difference x_j - max rounds, and exp
-/// amplifies that), plus 2^-149 absolute (denormal outputs). A line whose max is -inf (fully masked) gives
-/// zeros; a NaN anywhere, or +inf, makes the line NaN.
+/// amplifies that), plus 2^-149 absolute (denormal outputs). A line whose max is not finite runs
+/// nonfinite_softmax_line (zeros when all -inf, 1/k on k +inf entries); a NaN anywhere makes the line NaN.
 void softmax_f32(const float* in, float* out, int64_t n);
 
 /// softmax_f32 of the line with -inf where blocked[j] is true (n bools): masked_fill then softmax_f32, the
@@ -103,8 +103,8 @@ void softmax_f32(const float* in, float* out, int64_t n);
 void masked_softmax_f32(const float* in, const bool* blocked, float* out, int64_t n);
 
 /// log_softmax into out (which may be in): (x_j - max) - log Σ exp(x_k - max). Each output within
-/// (|x_j - max| + |out_j| + 2n + 16)·ε absolute of log_softmax in double. A line without a finite max
-/// (every element -inf, or one +inf) or with a NaN gives NaNs.
+/// (|x_j - max| + |out_j| + 2n + 16)·ε absolute of log_softmax in double. A line without a finite max runs
+/// nonfinite_softmax_line (-inf when all -inf; -log k on k +inf entries, -inf elsewhere); a NaN gives NaNs.
 void log_softmax_f32(const float* in, float* out, int64_t n);
 
 /// softmax's gradient p_j·(g_j - Σ g·p) from the upstream gradient g and the softmax p, into out (which may
@@ -114,7 +114,18 @@ void softmax_backward_f32(const float* g, const float* p, float* out, int64_t n)
 
 /// log_softmax's gradient g_j - exp(ly_j)·Σ g from the upstream gradient g and the log_softmax ly, into out
 /// (which may be g or ly). Each output within (n + 4)·ε·(|g_j| + exp(ly_j)·Σ|g|) absolute; NaN where ly_j is.
+/// A line of ly that is all -inf (a fully masked line's log_softmax) gives zeros, as softmax's gradient there.
 void log_softmax_backward_f32(const float* g, const float* ly, float* out, int64_t n);
+
+/// The softmax (with `log`, the log_softmax) of a line whose max is not finite, n elements s apart, into out
+/// (which may be in): the limit as its infinite entries grow together. All -inf (or n = 0): zeros (log: -inf);
+/// k entries +inf: 1/k there and 0 elsewhere (log: -log k and -inf), so never inf - inf. A NaN: all NaN.
+/// T = float or double; a scalar loop (such lines are rare), defined in normalize.cpp.
+template <class T>
+void nonfinite_softmax_line(const T* in, T* out, int64_t n, int64_t s, bool log);
+/// True when the n elements s apart are all -inf (n >= 1): log_softmax's fully masked line.
+template <class T>
+bool all_minus_inf(const T* x, int64_t n, int64_t s);
 
 // ---- layer-norm rows (layer_norm.cpp) ----
 // `rows` contiguous rows of n f32, on Highway's best target for the CPU; L as above for f32, L/2 lanes of
@@ -288,11 +299,12 @@ void wrapping_sum_rows(const T* x, int64_t rows, int64_t len, int64_t* out);
 /// element's terms in the order of j, as sum_rows's.
 template <class T>
 void sum_blocks(const T* x, int64_t outer, int64_t len, int64_t inner, double divisor, T* out);
-/// out[r] = Σ (x - mean)² / max(len - correction, 0) over row r, two passes in double, T = float or double.
+/// out[r] = Σ (x - mean)² / (len - correction) over row r, two passes in double, T = float or double; the
+/// caller ensures len > correction. A row holding ±inf (no NaN) gives +inf: its spread is unbounded.
 template <class T>
 void var_rows(const T* x, int64_t rows, int64_t len, int64_t correction, T* out);
 /// out[r] = max + log Σ exp(x - max) over row r in double, T = float or double; max when it is not finite (an
-/// all -inf row gives -inf).
+/// all -inf row gives -inf, one holding +inf gives +inf), NaN when the row holds a NaN.
 template <class T>
 void logsumexp_rows(const T* x, int64_t rows, int64_t len, T* out);
 /// The largest (or with !largest the smallest) value of each row, len >= 1, and its first index; a NaN wins, as

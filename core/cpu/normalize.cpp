@@ -30,16 +30,6 @@ void for_lines(Around a, F f) {
   });
 }
 
-// The softmax of a line whose maximum is -inf: zeros when every element is -inf (a fully masked attention
-// row: no NaN, unlike PyTorch, so that padding queries do not poison the batch), NaNs when the line holds a
-// NaN (the max passes NaNs over), as a NaN anywhere else in a line makes the whole line NaN.
-template <class T>
-void masked_line(const T* in, T* out, int64_t n, int64_t s) {
-  bool nan = false;
-  for (int64_t j = 0; j < n; ++j) nan = nan || std::isnan(in[j * s]);
-  for (int64_t j = 0; j < n; ++j) out[j * s] = nan ? std::numeric_limits<T>::quiet_NaN() : T(0);
-}
-
 // The softmax of one line of n elements s apart (in may be out).
 template <class T>
 void softmax_line(const T* in, T* out, int64_t n, int64_t s) {
@@ -47,7 +37,7 @@ void softmax_line(const T* in, T* out, int64_t n, int64_t s) {
     if (s == 1) return softmax_f32(in, out, n);
   double m = -kInf, sum = 0;
   for (int64_t j = 0; j < n; ++j) m = std::max(m, double(in[j * s]));
-  if (m == -kInf) return masked_line(in, out, n, s);
+  if (!std::isfinite(m)) return nonfinite_softmax_line(in, out, n, s, false);
   for (int64_t j = 0; j < n; ++j) sum += double(out[j * s] = T(std::exp(double(in[j * s]) - m)));
   for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(out[j * s]) / sum);
 }
@@ -89,6 +79,26 @@ void layer_norm_backward_f64(const double* dy, const double* xhat, const double*
 
 }  // namespace
 
+// A fully masked line gives zeros rather than PyTorch's NaNs, so that padding queries do not poison the batch;
+// the +inf limit keeps one logit that overflowed from turning the line into inf - inf.
+template <class T>
+void nonfinite_softmax_line(const T* in, T* out, int64_t n, int64_t s, bool log) {
+  int64_t k = 0;
+  bool nan = false;
+  for (int64_t j = 0; j < n; ++j) nan = nan || std::isnan(in[j * s]), k += in[j * s] == T(kInf);
+  const T quiet = std::numeric_limits<T>::quiet_NaN();
+  const T hit = nan ? quiet : log ? T(-std::log(double(k))) : T(1.0 / double(k));
+  const T miss = nan ? quiet : log ? T(-kInf) : T(0);
+  for (int64_t j = 0; j < n; ++j) out[j * s] = in[j * s] == T(kInf) ? hit : miss;
+}
+
+template <class T>
+bool all_minus_inf(const T* x, int64_t n, int64_t s) {
+  for (int64_t j = 0; j < n; ++j)
+    if (x[j * s] != T(-kInf)) return false;
+  return n > 0;
+}
+
 template <class T>
 void softmax_lines(const T* x, T* y, Around a) {
   for_lines(a, [&](int64_t at, int64_t n, int64_t s) { softmax_line(x + at, y + at, n, s); });
@@ -103,8 +113,8 @@ void log_softmax_lines(const T* x, T* y, Around a) {
       if (s == 1) return log_softmax_f32(in, out, n);
     double m = -kInf, sum = 0;
     for (int64_t j = 0; j < n; ++j) m = std::max(m, double(in[j * s]));
-    if (std::isfinite(m))
-      for (int64_t j = 0; j < n; ++j) sum += std::exp(double(in[j * s]) - m);
+    if (!std::isfinite(m)) return nonfinite_softmax_line(in, out, n, s, true);
+    for (int64_t j = 0; j < n; ++j) sum += std::exp(double(in[j * s]) - m);
     const double log_sum = std::log(sum);
     for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(in[j * s]) - m - log_sum);
   });
@@ -130,6 +140,10 @@ void log_softmax_backward_lines(const T* dy, const T* y, T* dx, Around a) {
     T* out = dx + at;
     if constexpr (is_f32<T>)
       if (s == 1) return log_softmax_backward_f32(g, ly, out, n);
+    if (n > 0 && ly[0] == T(-kInf) && all_minus_inf(ly, n, s)) {  // one branch per line: a masked line's first is -inf
+      for (int64_t j = 0; j < n; ++j) out[j * s] = T(0);
+      return;
+    }
     double total = 0;
     for (int64_t j = 0; j < n; ++j) total += double(g[j * s]);
     for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(g[j * s]) - std::exp(double(ly[j * s])) * total);
@@ -201,6 +215,10 @@ void layer_norm_backward_rows(const T* dy, const T* xhat, const T* w, const T* r
   });
 }
 
+template void nonfinite_softmax_line(const float*, float*, int64_t, int64_t, bool);
+template void nonfinite_softmax_line(const double*, double*, int64_t, int64_t, bool);
+template bool all_minus_inf(const float*, int64_t, int64_t);
+template bool all_minus_inf(const double*, int64_t, int64_t);
 template void softmax_lines(const float*, float*, Around);
 template void log_softmax_lines(const float*, float*, Around);
 template void softmax_backward_lines(const float*, const float*, float*, Around);

@@ -26,6 +26,13 @@ double row_sum(const T* p, int64_t n) {
   return s;
 }
 
+template <class T>
+bool has_nan(const T* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (std::isnan(p[i])) return true;
+  return false;
+}
+
 // acc[i] += Σ_j src[j·stride + i] for i < m, the terms of each column in the order of j (add_columns_f32's
 // order, which f32 runs).
 template <class T>
@@ -85,8 +92,10 @@ template <class T>
 void var_rows(const T* x, int64_t rows, int64_t len, int64_t correction, T* out) {
   per_row(x, rows, len, out, [correction](const T* p, int64_t n) {
     double m = row_sum(p, n) / double(n), ss = 0;
+    // A mean that is not finite comes from ±inf (or a double overflow): +inf, not inf - inf; NaN stays NaN.
+    if (!std::isfinite(m)) return T(has_nan(p, n) ? m : std::numeric_limits<double>::infinity());
     for (int64_t i = 0; i < n; ++i) ss += (double(p[i]) - m) * (double(p[i]) - m);
-    return T(ss / double(std::max<int64_t>(n - correction, 0)));
+    return T(ss / double(n - correction));
   });
 }
 
@@ -95,7 +104,8 @@ void logsumexp_rows(const T* x, int64_t rows, int64_t len, T* out) {
   per_row(x, rows, len, out, [](const T* p, int64_t n) {
     double m = -std::numeric_limits<double>::infinity();
     for (int64_t i = 0; i < n; ++i) m = std::max(m, double(p[i]));
-    if (!std::isfinite(m)) return T(m);  // all -inf gives -inf; +inf or NaN propagate
+    // All -inf gives -inf, +inf gives +inf (never inf - inf); max passes NaNs over, so they are looked for.
+    if (!std::isfinite(m)) return has_nan(p, n) ? std::numeric_limits<T>::quiet_NaN() : T(m);
     double s = 0;
     for (int64_t i = 0; i < n; ++i) s += std::exp(double(p[i]) - m);
     return T(m + std::log(s));

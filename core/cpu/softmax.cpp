@@ -30,6 +30,8 @@ struct Line {
   const float* in;
   template <class Span>
   HWY_INLINE VF Load(DF d, Span s, size_t j) const { return s.Load(d, in + j); }
+  // The line in memory, for the scalar path of a line without a finite max.
+  const float* Materialize(DF, float*, size_t) const { return in; }
 };
 
 // The same with -inf where blocked[j] is true: masked_fill(-inf) in registers. Filling the line in memory
@@ -44,6 +46,11 @@ struct BlockedLine {
     const auto bytes = s.Load(d8, reinterpret_cast<const uint8_t*>(blocked + j));
     const auto b = hn::RebindMask(d, hn::Ne(hn::PromoteTo(d32, bytes), hn::Zero(d32)));
     return hn::IfThenElse(b, hn::Set(d, -kInf), s.Load(d, in + j));
+  }
+  // The filled line written to out (a rare line: one without a finite max).
+  const float* Materialize(DF d, float* out, size_t n) const {
+    ForBlocks(d, n, [&](size_t j, auto s) { s.Store(Load(d, s, j), d, out + j); });
+    return out;
   }
 };
 
@@ -69,15 +76,6 @@ HWY_INLINE float LineMax(DF d, Input input, size_t n) {
 #endif
 }
 
-// A line whose max is -inf (every element -inf): zeros, or NaNs if it holds a NaN.
-template <class Input>
-HWY_INLINE void FullyMasked(DF d, Input input, float* out, size_t n) {
-  auto nan = hn::FirstN(d, 0);
-  ForBlocks(d, n, [&](size_t j, auto s) { nan = hn::Or(nan, hn::IsNaN(input.Load(d, s, j))); });
-  const VF fill = hn::Set(d, hn::AllFalse(d, nan) ? 0.0f : std::numeric_limits<float>::quiet_NaN());
-  ForBlocks(d, n, [&](size_t j, auto s) { s.Store(fill, d, out + j); });
-}
-
 // e^(x - max) for the lanes of one vector, added into sum (past the line: nothing); x - max added into tsum
 // so that a NaN anywhere in the line is seen once at the end: hn::Exp gives 0 for NaN.
 template <class Span>
@@ -99,7 +97,8 @@ template <class Input>
 HWY_INLINE void SoftmaxLine(Input input, float* out, size_t n) {
   const DF d;
   const float m = LineMax(d, input, n);
-  if (m == -kInf) return FullyMasked(d, input, out, n);
+  // One branch per line: all -inf (fully masked) or holding +inf takes the scalar limit (kernels.h).
+  if (!std::isfinite(m)) return nonfinite_softmax_line(input.Materialize(d, out, n), out, int64_t(n), 1, false);
   // The exps are summed as they are made and the last partial vector stays in a register until the last
   // pass: loads of what a masked store has just written wait for it (no store forwarding).
   const VF vm = hn::Set(d, m);
@@ -124,14 +123,12 @@ void MaskedSoftmaxF32(const float* in, const bool* blocked, float* out, size_t n
 void LogSoftmaxF32(const float* in, float* out, size_t n) {
   const DF d;
   const float m = LineMax(d, Line{in}, n);
-  // A line without a finite max (all -inf, or holding inf) keeps Σ = 0: (x - max) - log 0 is NaN throughout.
-  float total = 0.0f;
+  // A line without a finite max would be (x - max) - log 0, inf - inf: it takes the scalar limit (kernels.h).
+  if (!std::isfinite(m)) return nonfinite_softmax_line(in, out, int64_t(n), 1, true);
   const VF vm = hn::Set(d, m);
-  if (std::isfinite(m)) {
-    VF sum = hn::Zero(d), tsum = hn::Zero(d);
-    ForBlocks(d, n, [&](size_t j, auto s) { ExpAdd(d, s, s.Load(d, in + j), vm, sum, tsum); });
-    total = Total(d, sum, tsum);
-  }
+  VF sum = hn::Zero(d), tsum = hn::Zero(d);
+  ForBlocks(d, n, [&](size_t j, auto s) { ExpAdd(d, s, s.Load(d, in + j), vm, sum, tsum); });
+  const float total = Total(d, sum, tsum);
   const VF shift = hn::Set(d, std::log(total));
   ForBlocks(d, n, [&](size_t j, auto s) { s.Store(hn::Sub(hn::Sub(s.Load(d, in + j), vm), shift), d, out + j); });
 }
@@ -148,6 +145,11 @@ void SoftmaxBackwardF32(const float* g, const float* p, float* out, size_t n) {
 
 void LogSoftmaxBackwardF32(const float* g, const float* ly, float* out, size_t n) {
   const DF d;
+  // A fully masked line (all -inf) gets zeros; one branch per line, as such a line starts with -inf.
+  if (n > 0 && ly[0] == -kInf && all_minus_inf(ly, int64_t(n), 1)) {
+    ForBlocks(d, n, [&](size_t j, auto s) { s.Store(hn::Zero(d), d, out + j); });
+    return;
+  }
   VF acc = hn::Zero(d);
   ForBlocks(d, n, [&](size_t j, auto s) { acc = hn::Add(acc, s.Load(d, g + j)); });
   const VF total = hn::SumOfLanes(d, acc);

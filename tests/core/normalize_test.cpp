@@ -95,8 +95,8 @@ TEST_CASE("masked lines: -inf entries get probability 0, an all -inf line gives 
   check_tensor(softmax(x, 1), {2, 3}, {0.5, 0, 0.5, 0, 0, 0});
   check_tensor(softmax(x.mT(), 0), {3, 2}, {0.5, 0, 0, 0, 0.5, 0});
   check_tensor(log_softmax(x, 1).select(0, 0), {3}, {-std::log(2.0), ninf, -std::log(2.0)});
-  // log_softmax of a fully masked line is NaN, as in PyTorch (-inf - -inf)
-  check_tensor(log_softmax(x, 1).select(0, 1), {3}, {NAN, NAN, NAN});
+  // log_softmax of a fully masked line is -inf, the log of softmax's zeros (PyTorch: NaN, from -inf - -inf)
+  check_tensor(log_softmax(x, 1).select(0, 1), {3}, {ninf, ninf, ninf});
   // masked_fill then softmax, as attention does it
   Tensor scores = tensor(sample(6, 1.0, 3), {2, 3});
   Tensor p = softmax(masked_fill(scores, tensor({0, 0, 1}, {3}, boolean), ninf), -1);
@@ -175,6 +175,46 @@ TEST_CASE("normalize of rows with a zero-size dim") {
   Normalized r = normalize(zeros({0, 4}), 1, 1e-5);
   CHECK(r.output.shape() == Shape{0, 4});
   CHECK(r.mean.shape() == Shape{0, 1});
+  // rows of no elements: their mean and rstd were left uninitialised
+  CHECK_THROWS_WITH_AS(normalize(zeros({2, 0}), 1, 1e-5),
+                       "layer_norm: no elements to normalise in the last 1 dims of shape (2, 0)", ValueError);
+}
+
+// Both used to give NaN rows silently: x - mean is inf - inf, and (x - mean)·1/√0 is 0·inf.
+TEST_CASE("normalize refuses a row holding ±inf and a constant row under eps = 0, naming the row; NaN stays NaN") {
+  for (DType dt : {f32, f64}) {
+    CAPTURE(dt);
+    CHECK_THROWS_WITH_AS(normalize(tensor({1, 2, 3, 4, 1, INFINITY, 3, 4}, {2, 4}, dt), 1, 1e-5),
+                         "layer_norm: row 1 of (2, 4) holds ±inf: its mean and variance are not finite", ValueError);
+    CHECK_THROWS_AS(normalize(tensor({-INFINITY, INFINITY, 0, 0}, {1, 4}, dt), 1, 1e-5), ValueError);
+    CHECK_THROWS_WITH_AS(normalize(tensor({1, 2, 3, 4, 5, 5, 5, 5}, {2, 4}, dt), 1, 0.0),
+                         "layer_norm: row 1 of (2, 4) is constant (or nearly) and eps is 0: rstd = 1/√(var + eps) "
+                         "is not finite", ValueError);
+    check_tensor(normalize(tensor({1, 2, 3, 4}, {1, 4}, dt), 1, 0.0).rstd, {1, 1}, {1 / std::sqrt(1.25)}, 1e-6);
+    const Normalized r = normalize(tensor({1, NAN, INFINITY, 4, 1, 2, 3, 4}, {2, 4}, dt), 1, 1e-5);
+    check_tensor(r.output.select(0, 0), {4}, {NAN, NAN, NAN, NAN});
+    CHECK(all_finite(r.output.select(0, 1)));
+  }
+}
+
+TEST_CASE("softmax, log_softmax and masked_softmax take the limit on +inf: 1/k on k entries, not inf - inf") {
+  const double inf = INFINITY;
+  for (DType dt : {f32, f64}) {
+    CAPTURE(dt);
+    const Tensor x = tensor({inf, 1, inf, -inf, inf, inf, inf, inf, 1, inf, NAN, 2}, {3, 4}, dt);
+    check_tensor(softmax(x, 1), {3, 4}, {0.5, 0, 0.5, 0, 0.25, 0.25, 0.25, 0.25, NAN, NAN, NAN, NAN});
+    check_tensor(softmax(x.mT(), 0).mT(), {3, 4}, {0.5, 0, 0.5, 0, 0.25, 0.25, 0.25, 0.25, NAN, NAN, NAN, NAN});
+    const double l2 = -std::log(2.0), l4 = -std::log(4.0);
+    check_tensor(log_softmax(x, 1), {3, 4}, {l2, -inf, l2, -inf, l4, l4, l4, l4, NAN, NAN, NAN, NAN});
+    check_tensor(log_softmax(x.mT(), 0).mT(), {3, 4}, {l2, -inf, l2, -inf, l4, l4, l4, l4, NAN, NAN, NAN, NAN});
+    // blocked +inf entries are left out; a line blocked everywhere gives zeros
+    const Tensor blocked = tensor({1, 0, 0, 0, 1, 1, 1, 1, 0, 0, 1, 0}, {3, 4}, dt).to(boolean);
+    check_tensor(masked_softmax(x, blocked), {3, 4}, {0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0});
+    check_tensor(masked_softmax(x.mT().contiguous().mT(), blocked.mT().contiguous().mT()), {3, 4},
+                 {0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0});
+    // the gradient at the limit is softmax's Jacobian at y: finite
+    CHECK(all_finite(softmax_backward(tensor({1, 2, 3, 4}, {1, 4}, dt), softmax(x, 1).narrow(0, 0, 1), 1)));
+  }
 }
 
 TEST_CASE("softmax and normalize errors name the op, dim and shape") {

@@ -94,14 +94,17 @@ TEST_CASE("sum and mean over one, several and all dims, with keepdim, on every l
 
 TEST_CASE("var: biased, unbiased and larger corrections") {
   for (DType dt : {f32, f64})
-    for (int64_t c : {0, 1, 2})
+    for (int64_t c : {0, 1})  // 2 would leave dim 0 (of size 2) no degrees of freedom: by hand below
       check_reduce(fmt::format("var correction={}", c),
                    [c](const Tensor& x, const auto& d, bool k) { return var(x, d, c, k); },
                    [c](const auto& r) { return row_var(r, c); }, dt);
   // by hand: {1, 2, 3, 4} has mean 2.5 and squared deviations summing to 5
   check_tensor(var(tensor({1, 2, 3, 4}), {}, 0), {}, {1.25});
   check_tensor(var(tensor({1, 2, 3, 4}), {}, 1), {}, {5.0 / 3});
-  check_tensor(var(tensor({7}), {}, 1), {}, {NAN});  // one sample: 0 / 0
+  check_tensor(var(tensor({1, 2, 3, 4}), {}, 3), {}, {5.0});
+  // one sample, or fewer than correction + 1: no degrees of freedom (PyTorch: 0/0 = NaN, or inf)
+  CHECK_THROWS_WITH_AS(var(tensor({7}), {}, 1), doctest::Contains("var: 1 elements over dims () of shape (1,) leave no "
+                       "degrees of freedom with correction 1"), ValueError);
 }
 
 TEST_CASE("logsumexp matches the max-shifted loop, is stable at 1000, and all -inf gives -inf") {
@@ -160,13 +163,17 @@ TEST_CASE("reducing a 0-d tensor returns its value") {
   check_tensor(logsumexp(s), {}, {2.5});
 }
 
-TEST_CASE("empty dims: sum 0, mean NaN, logsumexp -inf, max refuses") {
+TEST_CASE("empty dims: sum 0, logsumexp -inf; mean, var and max refuse") {
   Tensor x = zeros({2, 0, 3});
   check_tensor(sum(x, {1}), {2, 3}, std::vector<double>(6, 0.0));
   check_tensor(sum(x, {1}, true), {2, 1, 3}, std::vector<double>(6, 0.0));
   check_tensor(sum(x), {}, {0});
-  check_tensor(mean(x, {1}), {2, 3}, std::vector<double>(6, NAN));
-  check_tensor(var(x, {1}), {2, 3}, std::vector<double>(6, NAN));
+  // PyTorch gives NaN (0/0) for these: an average of nothing is refused instead
+  CHECK_THROWS_WITH_AS(mean(x, {1}), doctest::Contains("mean: no elements to average over dims (1) of shape (2, 0, 3)"),
+                       ValueError);
+  CHECK_THROWS_WITH_AS(var(x, {1}), doctest::Contains("var: 0 elements over dims (1) of shape (2, 0, 3)"), ValueError);
+  check_tensor(mean(x, {2}), {2, 0}, {});  // no output: nothing to refuse
+  check_tensor(var(x, {0}, 1), {0, 3}, {});
   check_tensor(logsumexp(x, {1}), {2, 3}, std::vector<double>(6, -INFINITY));
   check_tensor(sum(x, {2}), {2, 0}, {});  // reducing a non-empty dim of an empty tensor
   check_tensor(amax(x, {0}), {0, 3}, {});

@@ -60,10 +60,12 @@ struct Stats {
   double m = -INFINITY;
   bool nan = false;
   double z = 0;
+  int64_t k = 0;  // +inf entries
 };
 Stats stats(const std::vector<float>& x) {
   Stats st;
   for (float v : x) st.m = std::isnan(v) ? st.m : std::max(st.m, double(v)), st.nan = st.nan || std::isnan(v);
+  for (float v : x) st.k += v == INFINITY;
   for (float v : x) st.z += std::exp(double(v) - st.m);
   return st;
 }
@@ -100,10 +102,11 @@ TEST_CASE("softmax_f32 and softmax_backward_f32 keep kernels.h's bounds on every
         const std::vector<float> x = line(gen, n, round % 2 == 1), g = line(gen, n, false);
         std::vector<float> p(x.size(), 9.0f);
         cpu::softmax_f32(x.data(), p.data(), n);
-        const auto [m, nan, z] = stats(x);
+        const auto [m, nan, z, k] = stats(x);
         for (int64_t j = 0; j < n; ++j) {
           CAPTURE(j);
-          if (nan || m == INFINITY) CHECK(std::isnan(p[j]));  // inf - inf
+          if (nan) CHECK(std::isnan(p[j]));
+          else if (m == INFINITY) CHECK(p[j] == (x[j] == INFINITY ? float(1.0 / double(k)) : 0.0f));  // the limit
           else if (m == -INFINITY) CHECK(std::bit_cast<uint32_t>(p[j]) == 0u);  // fully masked: +0
           else {
             const double want = std::exp(double(x[j]) - m) / z;
@@ -161,11 +164,13 @@ TEST_CASE("log_softmax_f32 and log_softmax_backward_f32 keep kernels.h's bounds 
         const std::vector<float> x = line(gen, n, round % 2 == 1), g = line(gen, n, false);
         std::vector<float> ly(x.size(), 9.0f);
         cpu::log_softmax_f32(x.data(), ly.data(), n);
-        const auto [m, nan, z] = stats(x);
+        const auto [m, nan, z, k] = stats(x);
         for (int64_t j = 0; j < n; ++j) {
           CAPTURE(j);
-          if (nan || !std::isfinite(m)) {
-            CHECK(std::isnan(ly[j]));  // today's convention: no finite max, or a NaN, gives NaNs
+          if (nan) {
+            CHECK(std::isnan(ly[j]));
+          } else if (!std::isfinite(m)) {  // the limit: -log k on the k +inf entries, -inf elsewhere
+            CHECK(ly[j] == (x[j] == INFINITY ? float(-std::log(double(k))) : -INFINITY));
           } else {
             const double want = double(x[j]) - m - std::log(z);
             check_near(ly[j], want, (std::abs(double(x[j]) - m) + std::abs(want) + 2.0 * double(n) + 16) * kEps);
@@ -179,7 +184,8 @@ TEST_CASE("log_softmax_f32 and log_softmax_backward_f32 keep kernels.h's bounds 
         for (int64_t j = 0; j < n; ++j) {
           CAPTURE(j);
           const double e = std::exp(double(ly[j]));
-          check_near(dx[j], double(g[j]) - e * total, (double(n) + 4) * kEps * (std::abs(double(g[j])) + e * total_abs));
+          if (m == -INFINITY && !nan) CHECK(dx[j] == 0.0f);  // a fully masked line: zeros, as softmax's gradient
+          else check_near(dx[j], double(g[j]) - e * total, (double(n) + 4) * kEps * (std::abs(double(g[j])) + e * total_abs));
         }
       }
   });

@@ -134,6 +134,21 @@ TEST_CASE("nll_loss ignores -inf log-probabilities it does not pick") {
   CHECK(logp.grad().to_vector<double>() == std::vector<double>{0, -1, -1, 0});
 }
 
+// An ignored row picks its entry 0 with weight 0: a -inf there gave 0·inf = NaN, and an all-ignored mean a NaN
+// gradient (dy/0·0) where PyTorch's is 0.
+TEST_CASE("nll_loss: an ignored row at -inf adds 0; a mean over no targets is NaN with gradient 0") {
+  const Variable logp(tensor({-INFINITY, -0.5, -1.0, -2.0}, {2, 2}, f64), true);
+  Variable loss = nn::nll_loss(logp, index_tensor({-100, 0}, {2}), {.reduction = Reduction::sum});
+  CHECK(loss.item() == 1.0);
+  loss.backward();
+  CHECK(logp.grad().to_vector<double>() == std::vector<double>{0, 0, -1, 0});
+  const Variable all(tensor({-INFINITY, -0.5}, {1, 2}, f64), true);
+  Variable none = nn::nll_loss(all, index_tensor({-100}, {1}));
+  CHECK(std::isnan(none.item()));
+  none.backward();
+  CHECK(all.grad().to_vector<double>() == std::vector<double>{0, 0});
+}
+
 // cross_entropy summed the per-row terms after dividing each by the weight total, so no rows gave 0, not 0/0.
 TEST_CASE("cross_entropy and nll_loss of an empty batch are NaN under mean and 0 under sum, as in PyTorch") {
   const Variable logits(zeros({0, 3}), true);

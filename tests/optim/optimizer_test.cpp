@@ -51,6 +51,8 @@ TEST_CASE("invalid hyper-parameters throw ValueError naming the value") {
                        doctest::Contains("Adam: invalid betas[0]: 1 (expected a finite value in [0, 1))"), ValueError);
   CHECK_THROWS_WITH_AS(Adam(params, {.betas = {0.9, -0.5}}), doctest::Contains("invalid betas[1]: -0.5"), ValueError);
   CHECK_THROWS_WITH_AS(Adam(params, {.eps = -1e-8}), doctest::Contains("Adam: invalid eps: -1e-08"), ValueError);
+  // 0 would make a parameter whose gradient has been 0 so far 0/0 = NaN (torch 1.13 does that)
+  CHECK_THROWS_WITH_AS(AdamW(params, {.eps = 0}), doctest::Contains("AdamW: invalid eps: 0 (expected > 0"), ValueError);
   CHECK_THROWS_WITH_AS(Adam(params, {.weight_decay = NAN}), doctest::Contains("invalid weight_decay: nan"), ValueError);
   CHECK_THROWS_WITH_AS(AdamW(params, {.weight_decay = -0.01}), doctest::Contains("AdamW: invalid weight_decay: -0.01"),
                        ValueError);
@@ -281,6 +283,9 @@ TEST_CASE("loading the state of other parameters names the mismatch and changes 
   bad.values["group.0.lr"] = "fast";
   CHECK_THROWS_WITH_AS(fresh.load_state_dict(bad), doctest::Contains("'group.0.lr' is not a number: 'fast'"),
                        ValueError);
+  bad = s;
+  bad.values["1.step"] = "-1";  // Adam's next t would be 0: a bias correction of 0 and lr / 0
+  CHECK_THROWS_WITH_AS(fresh.load_state_dict(bad), doctest::Contains("'1.step' must be >= 0, got -1"), ValueError);
   bad = s;
   bad.values["betas.1"] = "1.5";
   CHECK_THROWS_WITH_AS(fresh.load_state_dict(bad), doctest::Contains("invalid betas.1: 1.5"), ValueError);

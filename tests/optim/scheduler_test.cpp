@@ -155,6 +155,16 @@ TEST_CASE("ReduceLROnPlateau in max mode with cooldown and min_lr") {
   CHECK(s.opt.lr() == 0.002);
 }
 
+// best·(1 - threshold) was inf·0 = NaN before the first metric, so no metric was ever better (as torch 1.13).
+TEST_CASE("ReduceLROnPlateau in rel mode with threshold 1: the first metric beats the initial inf") {
+  Setup s;
+  ReduceLROnPlateau sched(s.opt, {.factor = 0.5, .patience = 0, .threshold = 1.0});
+  sched.step(0.5);  // best 0.5, not a bad epoch
+  CHECK(s.opt.lr() == 0.1);
+  sched.step(0.4);  // rel with threshold 1 needs a < 0: bad, reduce
+  CHECK(s.opt.lr() == 0.05);
+}
+
 TEST_CASE("invalid scheduler options throw ValueError naming the value") {
   Setup s;
   CHECK_THROWS_WITH_AS(StepLR(s.opt, {.step_size = 0}), doctest::Contains("StepLR: invalid step_size: 0"), ValueError);
