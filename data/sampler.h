@@ -10,6 +10,7 @@
 
 namespace tg::data {
 
+/// Which dataset indices an epoch visits, in what order; the DataLoader draws one list per epoch.
 class Sampler {
  public:
   virtual ~Sampler() = default;

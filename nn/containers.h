@@ -76,6 +76,7 @@ class ModuleDict : public Layer {
     insert(key, std::move(layer));
     return ref;
   }
+  /// Whether a layer is stored under `key`.
   bool contains(const std::string& key) const;
   /// The layer under `key`; IndexError naming the key and the keys present when it is missing.
   Layer& at(const std::string& key);

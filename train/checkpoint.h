@@ -30,6 +30,8 @@ struct CheckpointInfo {
   std::map<std::string, std::string> user;  ///< the metadata passed to save()
 };
 
+/// Saves a TrainingState atomically as numbered files in one directory, keeps the newest and the best, and
+/// resumes from the newest (see the note at the top).
 class CheckpointManager {
  public:
   /// ValueError for an empty dir or prefix, a prefix with '/', or negative keep counts.

@@ -15,6 +15,7 @@ struct EarlyStoppingOptions {
   Mode mode = Mode::min;
 };
 
+/// Counts evaluations without improvement of one metric and says when `patience` is used up.
 class EarlyStopping {
  public:
   /// ValueError for a negative or non-finite patience or min_delta.

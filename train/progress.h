@@ -24,6 +24,7 @@ struct ProgressBarOptions {
 /// Named values shown after the bar, in order ("loss 0.4123").
 using Metrics = std::vector<std::pair<std::string, double>>;
 
+/// One training loop's progress line with rate and ETA, redrawn on a terminal, logged plainly elsewhere.
 class ProgressBar {
  public:
   /// ValueError for total < 1, width < 1, a negative interval or a null `out`.
