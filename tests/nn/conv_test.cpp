@@ -101,7 +101,8 @@ TEST_CASE("conv2d matches a direct loop on batches that run on two threads, with
   manual_seed(3);
   const Tensor x = randn({6, 8, 20, 19}), w = randn({12, 4, 3, 3}), b = randn({12});
   for (auto [s, p, d] : {std::tuple{1, 1, 1}, std::tuple{2, 2, 2}}) {
-    CAPTURE(s);
+    const int stride = s;  // doctest's CAPTURE cannot see a structured binding (clang 14)
+    CAPTURE(stride);
     const Tensor y = conv2d(Variable(x), Variable(w), Variable(b), {.stride = s, .padding = p, .dilation = d, .groups = 2})
                          .value();
     test::check_close(y.to(f64), direct_conv2d(x, w, b, s, p, d, 2), 1e-4, "conv2d");

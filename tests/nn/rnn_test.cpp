@@ -154,7 +154,8 @@ TEST_CASE("every RNN parameter starts in U(-1/sqrt(H), 1/sqrt(H)), as PyTorch's"
   nn::GRUCell cell({.input_size = 5, .hidden_size = 16});
   for (nn::Layer* layer : std::vector<nn::Layer*>{&lstm, &cell})
     for (const auto& [name, p] : layer->named_parameters()) {
-      CAPTURE(name);
+      const std::string& parameter = name;  // CAPTURE cannot see a structured binding (clang 14)
+      CAPTURE(parameter);
       CHECK(amax(abs(p.value())).item() <= 0.25);
       CHECK(amax(abs(p.value())).item() > 0.2);  // spread over the range, not zeros
     }

@@ -66,8 +66,9 @@ TEST_CASE("sampling with a fixed seed gives the same token ids") {
     Generator gen(42);
     std::vector<int64_t> got;
     for (int i = 0; i < 10; ++i) got.push_back(sample_token(logits, options, gen));
-    CAPTURE(options.temperature);
-    CAPTURE(options.top_k);
+    const SamplingOptions& used = options;  // CAPTURE cannot see a structured binding (clang 14)
+    CAPTURE(used.temperature);
+    CAPTURE(used.top_k);
     CHECK(got == want);
   }
 }

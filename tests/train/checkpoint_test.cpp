@@ -52,7 +52,8 @@ TEST_CASE("a checkpoint round-trips every part of the training state") {
   CHECK(after.metadata == before.metadata);  // optimizer values, scheduler, loader, early stopping, generators
   REQUIRE(after.tensors.size() == before.tensors.size());
   for (const auto& [name, t] : before.tensors) {
-    CAPTURE(name);
+    const std::string& tensor_name = name;  // CAPTURE cannot see a structured binding (clang 14)
+    CAPTURE(tensor_name);
     CHECK(after.tensors.at(name).to_vector<double>() == t.to_vector<double>());
   }
   CHECK(b.loader.state().epoch == 1);
