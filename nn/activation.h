@@ -23,6 +23,7 @@ class GELU : public Layer {
   explicit GELU(const GELUOptions& options = {}) : options_(options) {}
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "GELU"; }
+  const GELUOptions& options() const { return options_; }
 
  private:
   GELUOptions options_;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "nn/registry.h"
+
 namespace tg::nn {
 
 BatchNorm::BatchNorm(const BatchNormOptions& o, const char* name, std::vector<int64_t> ranks, const char* expected)
@@ -46,5 +48,9 @@ Variable BatchNorm::forward(const Variable& x) {
   if (update) num_batches_tracked_.fill_(tracked + 1);
   return y;
 }
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BatchNormOptions, num_features, eps, momentum, affine, track_running_stats, dtype)
+static const LayerRegistration<BatchNorm1d> registration_1d("BatchNorm1d");
+static const LayerRegistration<BatchNorm2d> registration_2d("BatchNorm2d");
 
 }  // namespace tg::nn

@@ -3,6 +3,8 @@
 // TransformerEncoder on the standard (non-fused) path, so a PyTorch state_dict loads by name.
 #include "nn/encoder.h"
 
+#include "nn/registry.h"
+
 namespace tg::nn {
 namespace {
 
@@ -77,7 +79,7 @@ AttentionOutput EncoderLayer::forward_with_attention(const Variable& src, const 
   return out;
 }
 
-Encoder::Encoder(const EncoderOptions& options) {
+Encoder::Encoder(const EncoderOptions& options) : options_(options) {
   check<ValueError>(options.num_layers > 0, "Encoder: num_layers must be positive, got {}", options.num_layers);
   for (int64_t i = 0; i < options.num_layers; ++i) {
     layers_.push_back(std::make_unique<EncoderLayer>(options.layer));
@@ -118,5 +120,13 @@ EncoderOutput Encoder::forward_with_attention(const Variable& src, const Encoder
   run_forward_hooks(src, out.output);
   return out;
 }
+
+NLOHMANN_JSON_SERIALIZE_ENUM(Activation, {{Activation::relu, "relu"}, {Activation::gelu, "gelu"}})
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EncoderLayerOptions, d_model, num_heads, dim_feedforward, dropout, activation,
+                                   layer_norm_eps, norm_first, dtype)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EncoderOptions, layer, num_layers, final_norm)
+// LayerList is not registered: it refers to layers its owner (Encoder) builds from its own options.
+static const LayerRegistration<EncoderLayer> layer_registration("EncoderLayer");
+static const LayerRegistration<Encoder> registration("Encoder");
 
 }  // namespace tg::nn

@@ -1,0 +1,119 @@
+#pragma once
+// The layer registry behind save_model/load_model: for each layer type, its name, its options as JSON and
+// how to build it back from them. Each layer registers itself in its own .cpp with one static object,
+//   static const LayerRegistration<Dense> registration("Dense");
+// and a user-defined layer does the same in its own file. A registration object rather than a
+// TG_REGISTER_LAYER macro (STYLE: no macro-generated API): it is plain C++ the reader can step into, and
+// its constructor can take the two functions of a layer whose options are not one struct (Softmax).
+// The JSON of an options struct sits next to the registration in the layer's .cpp, not in its header, so
+// that nlohmann/json.hpp is compiled only where models are (de)serialised.
+//
+// Static archives: a linker keeps an object of libtensorgrad.a only when the program refers to something in
+// it, so a program that loads models without naming their layer types would lose those registrations; the
+// tensorgrad target therefore links its archive whole (CMakeLists.txt, tests/nn_load_only). A program that
+// links libtensorgrad.a by hand needs -Wl,--whole-archive for the same reason.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <typeindex>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nn/layer.h"
+
+namespace tg {
+// Element types by their names ("f32"); an unknown name reads as f32, which load_model's read-back
+// check then reports.
+NLOHMANN_JSON_SERIALIZE_ENUM(DType, {{f32, "f32"}, {f64, "f64"}, {i64, "i64"}, {boolean, "bool"}})
+inline void to_json(nlohmann::json& j, const Shape& s) { j = std::vector<int64_t>(s.begin(), s.end()); }
+inline void from_json(const nlohmann::json& j, Shape& s) { s = Shape(j.get<std::vector<int64_t>>()); }
+}  // namespace tg
+
+namespace nlohmann {
+// std::optional as null or its value (nlohmann 3.11.2 has no support of its own).
+template <class T>
+struct adl_serializer<std::optional<T>> {
+  static void to_json(json& j, const std::optional<T>& v) { j = v ? json(*v) : json(nullptr); }
+  static void from_json(const json& j, std::optional<T>& v) {
+    v = j.is_null() ? std::nullopt : std::optional<T>(j.get<T>());
+  }
+};
+}  // namespace nlohmann
+
+namespace tg::nn {
+
+/// How one layer type is saved and rebuilt: `config` gives a layer's options as JSON, `make` builds a
+/// layer of this type from them.
+struct LayerType {
+  std::string name;
+  std::type_index type;
+  std::function<nlohmann::json(const Layer&)> config;
+  std::function<std::unique_ptr<Layer>(const nlohmann::json&)> make;
+};
+
+/// Adds a type. ValueError when its name or its C++ type is registered already.
+void register_layer_type(LayerType type);
+/// The names of the registered types, sorted.
+std::vector<std::string> registered_layer_types();
+
+/// The architecture of `layer`: {"type": name, "options": its config} (a container's config holds its
+/// children's architectures). ValueError naming the layer's type_name() when its C++ type is not registered.
+nlohmann::json layer_architecture(const Layer& layer);
+/// A layer built from an architecture. ValueError for an unknown type (naming it and the known ones),
+/// a missing field, or options that do not read back as written (a wrong type or an unknown field);
+/// options out of range throw the layer's own constructor error.
+std::unique_ptr<Layer> build_layer(const nlohmann::json& architecture);
+
+/// A container's options: its children's architectures, [[name, architecture], ...] in order.
+nlohmann::json child_architectures(const Layer& container);
+/// The children that child_architectures' JSON describes, built in order, with their names.
+std::vector<std::pair<std::string, std::unique_ptr<Layer>>> build_children(const nlohmann::json& children);
+
+/// Registers L under `name` (STYLE: the name its type_name() returns).
+template <class L>
+class LayerRegistration {
+ public:
+  /// For L built from the struct its options() returns (which needs to_json/from_json), or, for L without
+  /// options() and without members of its own (ReLU), default-constructed with options {}. A layer with
+  /// members but no options() does not compile here: it would come back with its defaults.
+  explicit LayerRegistration(std::string name) {
+    if constexpr (requires(const L& l) { l.options(); }) {
+      using Options = std::decay_t<decltype(std::declval<const L&>().options())>;
+      register_layer_type(
+          {std::move(name), typeid(L),
+           [](const Layer& l) { return nlohmann::json(static_cast<const L&>(l).options()); },
+           [](const nlohmann::json& j) -> std::unique_ptr<Layer> { return std::make_unique<L>(j.get<Options>()); }});
+    } else {
+      static_assert(std::is_default_constructible_v<L> && sizeof(L) == sizeof(Layer),
+                    "L has state but no options(): give it one, or pass config and make functions");
+      register_layer_type({std::move(name), typeid(L), [](const Layer&) { return nlohmann::json::object(); },
+                           [](const nlohmann::json&) -> std::unique_ptr<Layer> { return std::make_unique<L>(); }});
+    }
+  }
+  /// For any L: `config` writes a layer's options, `make` builds one from them.
+  LayerRegistration(std::string name, std::function<nlohmann::json(const L&)> config,
+                    std::function<std::unique_ptr<L>(const nlohmann::json&)> make) {
+    register_layer_type(
+        {std::move(name), typeid(L),
+         [config = std::move(config)](const Layer& l) { return config(static_cast<const L&>(l)); },
+         [make = std::move(make)](const nlohmann::json& j) -> std::unique_ptr<Layer> { return make(j); }});
+  }
+};
+
+/// The registration of a list container L (ModuleList, Sequential, or a user's): options {"layers": its
+/// children's architectures}, rebuilt by append() in order on an L built empty.
+template <class L>
+LayerRegistration<L> list_registration(std::string name) {
+  return LayerRegistration<L>(
+      std::move(name), [](const L& l) { return nlohmann::json{{"layers", child_architectures(l)}}; },
+      [](const nlohmann::json& j) {
+        auto list = std::make_unique<L>();
+        for (auto& [key, layer] : build_children(j.at("layers"))) list->append(std::move(layer));
+        return list;
+      });
+}
+
+}  // namespace tg::nn
