@@ -11,8 +11,6 @@
 
 #include "nn/init.h"
 
-#include "nn/registry.h"
-
 namespace tg::nn {
 namespace {
 
@@ -216,9 +214,5 @@ void MultiHeadAttention::check_masks(const Variable& query, const Variable& key,
                     "{}: attn_mask {} for query {} and key {}: expected {} or {}", kOp, am.shape(), query.shape(),
                     key.shape(), Shape{S_q, S_k}, per_head);
 }
-
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MultiHeadAttentionOptions, d_model, num_heads, dropout, bias, kdim, vdim,
-                                   batch_first, dtype)
-static const LayerRegistration<MultiHeadAttention> registration("MultiHeadAttention");
 
 }  // namespace tg::nn

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 
-#include "nn/registry.h"
-
 namespace tg::nn {
 
 BatchNorm::BatchNorm(const BatchNormOptions& o, const char* name, std::vector<int64_t> ranks, const char* expected)
@@ -48,9 +46,5 @@ Variable BatchNorm::forward(const Variable& x) {
   if (update) num_batches_tracked_.fill_(tracked + 1);
   return y;
 }
-
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BatchNormOptions, num_features, eps, momentum, affine, track_running_stats, dtype)
-static const LayerRegistration<BatchNorm1d> registration_1d("BatchNorm1d");
-static const LayerRegistration<BatchNorm2d> registration_2d("BatchNorm2d");
 
 }  // namespace tg::nn

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 
-#include "nn/registry.h"
-
 namespace tg::nn {
 
 // ---- ModuleList ----
@@ -93,15 +91,5 @@ std::vector<std::string> ModuleDict::keys() const {
   for (const auto& [key, layer] : entries_) out.push_back(key);
   return out;
 }
-
-// save_model: a container's options are its children's architectures.
-static const LayerRegistration<ModuleList> module_list_registration = list_registration<ModuleList>("ModuleList");
-static const LayerRegistration<ModuleDict> module_dict_registration(
-    "ModuleDict", [](const ModuleDict& d) { return nlohmann::json{{"layers", child_architectures(d)}}; },
-    [](const nlohmann::json& j) {
-      auto dict = std::make_unique<ModuleDict>();
-      for (auto& [key, layer] : build_children(j.at("layers"))) dict->insert(key, std::move(layer));
-      return dict;
-    });
 
 }  // namespace tg::nn

@@ -6,8 +6,6 @@
 
 #include "nn/init.h"
 
-#include "nn/registry.h"
-
 namespace tg::nn {
 
 // PyTorch's reset_parameters: kaiming_uniform(a = √5) gives bound = gain·√(3/in) with
@@ -30,8 +28,5 @@ Variable Dense::forward(const Variable& x) {
                     x.shape(), options_.in_features);
   return linear(x, weight_, bias_);
 }
-
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DenseOptions, in_features, out_features, bias, dtype)
-static const LayerRegistration<Dense> registration("Dense");
 
 }  // namespace tg::nn

@@ -4,8 +4,6 @@
 
 #include "nn/init.h"
 
-#include "nn/registry.h"
-
 namespace tg::nn {
 
 // PyTorch's reset_parameters: N(0, 1), then the padding row set to zero.
@@ -35,8 +33,5 @@ Variable Embedding::attend(const Variable& x) const {
                     "Embedding::attend: x must be (..., {}), got {}", options_.embedding_dim, x.shape());
   return linear(x, weight_, Variable());
 }
-
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EmbeddingOptions, num_embeddings, embedding_dim, padding_idx, dtype)
-static const LayerRegistration<Embedding> registration("Embedding");
 
 }  // namespace tg::nn

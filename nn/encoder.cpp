@@ -3,8 +3,6 @@
 // TransformerEncoder on the standard (non-fused) path, so a PyTorch state_dict loads by name.
 #include "nn/encoder.h"
 
-#include "nn/registry.h"
-
 namespace tg::nn {
 namespace {
 
@@ -120,13 +118,5 @@ EncoderOutput Encoder::forward_with_attention(const Variable& src, const Encoder
   run_forward_hooks(src, out.output);
   return out;
 }
-
-NLOHMANN_JSON_SERIALIZE_ENUM(Activation, {{Activation::relu, "relu"}, {Activation::gelu, "gelu"}})
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EncoderLayerOptions, d_model, num_heads, dim_feedforward, dropout, activation,
-                                   layer_norm_eps, norm_first, dtype)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EncoderOptions, layer, num_layers, final_norm)
-// LayerList is not registered: it refers to layers its owner (Encoder) builds from its own options.
-static const LayerRegistration<EncoderLayer> layer_registration("EncoderLayer");
-static const LayerRegistration<Encoder> registration("Encoder");
 
 }  // namespace tg::nn

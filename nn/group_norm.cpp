@@ -1,8 +1,6 @@
 // GroupNorm: the options' checks and parameters around tg::group_norm.
 #include "nn/group_norm.h"
 
-#include "nn/registry.h"
-
 namespace tg::nn {
 
 GroupNorm::GroupNorm(const GroupNormOptions& o) : options_(o) {
@@ -24,8 +22,5 @@ Variable GroupNorm::forward(const Variable& x) {
                     x.shape(), x.size(1), options_.num_channels);
   return group_norm(x, options_.num_groups, weight_, bias_, options_.eps);
 }
-
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GroupNormOptions, num_groups, num_channels, eps, affine, dtype)
-static const LayerRegistration<GroupNorm> registration("GroupNorm");
 
 }  // namespace tg::nn

@@ -2,8 +2,6 @@
 // large mean and a tiny variance stay exact).
 #include "nn/layer_norm.h"
 
-#include "nn/registry.h"
-
 namespace tg::nn {
 
 LayerNorm::LayerNorm(const LayerNormOptions& o) : options_(o) {
@@ -22,8 +20,5 @@ Variable LayerNorm::forward(const Variable& x) {
                     "LayerNorm: input {} must end in normalized_shape {}", x.shape(), options_.normalized_shape);
   return layer_norm(x, 1, weight_, bias_, options_.eps);
 }
-
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LayerNormOptions, normalized_shape, eps, elementwise_affine, dtype)
-static const LayerRegistration<LayerNorm> registration("LayerNorm");
 
 }  // namespace tg::nn

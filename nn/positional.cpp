@@ -5,8 +5,6 @@
 #include <cmath>
 #include <vector>
 
-#include "nn/registry.h"
-
 namespace tg::nn {
 namespace {
 
@@ -67,10 +65,5 @@ Variable LearnedPositionalEncoding::forward(const Variable& x, int64_t start) {
   const int64_t S = checked_length("LearnedPositionalEncoding", x, start, options_.d_model, options_.max_len);
   return x + weight_.slice(0, start, start + S);  // only those S rows get a gradient
 }
-
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PositionalEncodingOptions, d_model, max_len, dtype)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LearnedPositionalEncodingOptions, d_model, max_len, std, dtype)
-static const LayerRegistration<SinusoidalPositionalEncoding> sinusoidal_registration("SinusoidalPositionalEncoding");
-static const LayerRegistration<LearnedPositionalEncoding> learned_registration("LearnedPositionalEncoding");
 
 }  // namespace tg::nn

@@ -1,5 +1,6 @@
-// The layer registry: types by name (for loading) and by C++ type (for saving), filled by the static
-// LayerRegistration objects of each layer's .cpp before main; and the architecture JSON walk both ways.
+// The layer registry: types by name (for loading) and by C++ type (for saving), the library's list
+// (builtin_layer_types) from its first use on, and users' LayerRegistrations; and the architecture JSON walk
+// both ways.
 // Reading back checks every layer's options by writing them again: a field of the wrong type (2.5 for
 // an integer) or unknown to the layer reads back differently, and is reported instead of ignored.
 #include "nn/registry.h"
@@ -12,12 +13,28 @@ namespace tg::nn {
 namespace {
 
 struct Registry {
+  // The library's layers, taken in once: the registry is a function-local static, built on first use (by
+  // a lookup, or by a user's registration in a static initialiser), once even when threads race to it.
+  Registry() {
+    for (LayerType& type : builtin_layer_types()) add(std::move(type));
+  }
+  // The caller holds the lock (or is the constructor).
+  void add(LayerType type) {
+    check<ValueError>(!by_name.count(type.name), "register_layer_type: the name '{}' is registered already",
+                      type.name);
+    auto same = name_of.find(type.type);
+    if (same != name_of.end())
+      throw ValueError(
+          fmt::format("register_layer_type: '{}' is registered already as '{}'", type.name, same->second));
+    name_of.emplace(type.type, type.name);
+    by_name.emplace(type.name, std::move(type));
+  }
+
   std::mutex mutex;  // registrations may also come after main starts (a plugin, a test)
   std::map<std::string, LayerType> by_name;
   std::unordered_map<std::type_index, std::string> name_of;
 };
 
-// Built on first use, so that registrations in other files' static initialisers find it constructed.
 Registry& registry() {
   static Registry r;
   return r;
@@ -46,12 +63,7 @@ const LayerType& type_named(const std::string& name) {
 void register_layer_type(LayerType type) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
-  check<ValueError>(!r.by_name.count(type.name), "register_layer_type: the name '{}' is registered already", type.name);
-  auto same = r.name_of.find(type.type);
-  if (same != r.name_of.end())
-    throw ValueError(fmt::format("register_layer_type: '{}' is registered already as '{}'", type.name, same->second));
-  r.name_of.emplace(type.type, type.name);
-  r.by_name.emplace(type.name, std::move(type));
+  r.add(std::move(type));
 }
 
 std::vector<std::string> registered_layer_types() {

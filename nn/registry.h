@@ -1,17 +1,15 @@
 #pragma once
 // The layer registry behind save_model/load_model: for each layer type, its name, its options as JSON and
-// how to build it back from them. Each layer registers itself in its own .cpp with one static object,
-//   static const LayerRegistration<Dense> registration("Dense");
-// and a user-defined layer does the same in its own file. A registration object rather than a
-// TG_REGISTER_LAYER macro (STYLE: no macro-generated API): it is plain C++ the reader can step into, and
-// its constructor can take the two functions of a layer whose options are not one struct (Softmax).
-// The JSON of an options struct sits next to the registration in the layer's .cpp, not in its header, so
-// that nlohmann/json.hpp is compiled only where models are (de)serialised.
-//
-// Static archives: a linker keeps an object of libtensorgrad.a only when the program refers to something in
-// it, so a program that loads models without naming their layer types would lose those registrations; the
-// tensorgrad target therefore links its archive whole (CMakeLists.txt, tests/nn_load_only). A program that
-// links libtensorgrad.a by hand needs -Wl,--whole-archive for the same reason.
+// how to build it back from them. The library's own layers are one list, builtin_layer_types()
+// (nn/builtin_layers.cpp), which the registry takes in when it is first used: no static object per layer,
+// which a linker would drop from a static archive together with the layer's .o when the program names no
+// symbol of it (a program that only loads models), so no special link flags. A user-defined layer registers
+// itself once in its own code:
+//   static const tg::nn::LayerRegistration<MyLayer> registration("MyLayer");
+// A registration object rather than a TG_REGISTER_LAYER macro (STYLE: no macro-generated API): it is plain
+// C++ the reader can step into, and its constructor can take the two functions of a layer whose options
+// are not one struct (Softmax). The JSON of the library's options structs is in nn/options_json.h, included
+// only where models are (de)serialised.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -54,7 +52,7 @@ struct LayerType {
   std::function<std::unique_ptr<Layer>(const nlohmann::json&)> make;
 };
 
-/// Adds a type. ValueError when its name or its C++ type is registered already.
+/// Adds a type (LayerRegistration calls it). ValueError when its name or its C++ type is registered already.
 void register_layer_type(LayerType type);
 /// The names of the registered types, sorted.
 std::vector<std::string> registered_layer_types();
@@ -72,42 +70,39 @@ nlohmann::json child_architectures(const Layer& container);
 /// The children that child_architectures' JSON describes, built in order, with their names.
 std::vector<std::pair<std::string, std::unique_ptr<Layer>>> build_children(const nlohmann::json& children);
 
-/// Registers L under `name` (STYLE: the name its type_name() returns).
+/// The type L under `name` (STYLE: the name its type_name() returns), for L built from the struct its
+/// options() returns (which needs to_json/from_json), or, for L without options() and without members of
+/// its own (ReLU), default-constructed with options {}. A layer with members but no options() does not
+/// compile here: it would come back with its defaults.
 template <class L>
-class LayerRegistration {
- public:
-  /// For L built from the struct its options() returns (which needs to_json/from_json), or, for L without
-  /// options() and without members of its own (ReLU), default-constructed with options {}. A layer with
-  /// members but no options() does not compile here: it would come back with its defaults.
-  explicit LayerRegistration(std::string name) {
-    if constexpr (requires(const L& l) { l.options(); }) {
-      using Options = std::decay_t<decltype(std::declval<const L&>().options())>;
-      register_layer_type(
-          {std::move(name), typeid(L),
-           [](const Layer& l) { return nlohmann::json(static_cast<const L&>(l).options()); },
-           [](const nlohmann::json& j) -> std::unique_ptr<Layer> { return std::make_unique<L>(j.get<Options>()); }});
-    } else {
-      static_assert(std::is_default_constructible_v<L> && sizeof(L) == sizeof(Layer),
-                    "L has state but no options(): give it one, or pass config and make functions");
-      register_layer_type({std::move(name), typeid(L), [](const Layer&) { return nlohmann::json::object(); },
-                           [](const nlohmann::json&) -> std::unique_ptr<Layer> { return std::make_unique<L>(); }});
-    }
+LayerType layer_type(std::string name) {
+  if constexpr (requires(const L& l) { l.options(); }) {
+    using Options = std::decay_t<decltype(std::declval<const L&>().options())>;
+    return {std::move(name), typeid(L),
+            [](const Layer& l) { return nlohmann::json(static_cast<const L&>(l).options()); },
+            [](const nlohmann::json& j) -> std::unique_ptr<Layer> { return std::make_unique<L>(j.get<Options>()); }};
+  } else {
+    static_assert(std::is_default_constructible_v<L> && sizeof(L) == sizeof(Layer),
+                  "L has state but no options(): give it one, or pass config and make functions");
+    return {std::move(name), typeid(L), [](const Layer&) { return nlohmann::json::object(); },
+            [](const nlohmann::json&) -> std::unique_ptr<Layer> { return std::make_unique<L>(); }};
   }
-  /// For any L: `config` writes a layer's options, `make` builds one from them.
-  LayerRegistration(std::string name, std::function<nlohmann::json(const L&)> config,
-                    std::function<std::unique_ptr<L>(const nlohmann::json&)> make) {
-    register_layer_type(
-        {std::move(name), typeid(L),
-         [config = std::move(config)](const Layer& l) { return config(static_cast<const L&>(l)); },
-         [make = std::move(make)](const nlohmann::json& j) -> std::unique_ptr<Layer> { return make(j); }});
-  }
-};
+}
 
-/// The registration of a list container L (ModuleList, Sequential, or a user's): options {"layers": its
-/// children's architectures}, rebuilt by append() in order on an L built empty.
+/// The type L under `name`, for any L: `config` writes a layer's options, `make` builds one from them.
 template <class L>
-LayerRegistration<L> list_registration(std::string name) {
-  return LayerRegistration<L>(
+LayerType layer_type(std::string name, std::function<nlohmann::json(const L&)> config,
+                     std::function<std::unique_ptr<L>(const nlohmann::json&)> make) {
+  return {std::move(name), typeid(L),
+          [config = std::move(config)](const Layer& l) { return config(static_cast<const L&>(l)); },
+          [make = std::move(make)](const nlohmann::json& j) -> std::unique_ptr<Layer> { return make(j); }};
+}
+
+/// A list container L (ModuleList, Sequential, or a user's): options {"layers": its children's
+/// architectures}, rebuilt by append() in order on an L built empty.
+template <class L>
+LayerType list_layer_type(std::string name) {
+  return layer_type<L>(
       std::move(name), [](const L& l) { return nlohmann::json{{"layers", child_architectures(l)}}; },
       [](const nlohmann::json& j) {
         auto list = std::make_unique<L>();
@@ -115,5 +110,20 @@ LayerRegistration<L> list_registration(std::string name) {
         return list;
       });
 }
+
+/// Every layer type of the library (nn/builtin_layers.cpp), which the registry holds from its first use.
+std::vector<LayerType> builtin_layer_types();
+
+/// Registers a user-defined L once, from its own code: as layer_type<L>, with the same arguments.
+///   static const LayerRegistration<MyLayer> registration("MyLayer");
+template <class L>
+class LayerRegistration {
+ public:
+  explicit LayerRegistration(std::string name) { register_layer_type(layer_type<L>(std::move(name))); }
+  LayerRegistration(std::string name, std::function<nlohmann::json(const L&)> config,
+                    std::function<std::unique_ptr<L>(const nlohmann::json&)> make) {
+    register_layer_type(layer_type<L>(std::move(name), std::move(config), std::move(make)));
+  }
+};
 
 }  // namespace tg::nn

@@ -3,8 +3,6 @@
 
 #include <algorithm>
 
-#include "nn/registry.h"
-
 namespace tg::nn {
 
 RMSNorm::RMSNorm(const RMSNormOptions& o) : options_(o) {
@@ -23,8 +21,5 @@ Variable RMSNorm::forward(const Variable& x) {
                     "RMSNorm: input {} must end in normalized_shape {}", x.shape(), s);
   return rms_norm(x, k, weight_, options_.eps);
 }
-
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RMSNormOptions, normalized_shape, eps, elementwise_affine, dtype)
-static const LayerRegistration<RMSNorm> registration("RMSNorm");
 
 }  // namespace tg::nn
