@@ -31,25 +31,49 @@ std::vector<LayerType> builtin_layer_types() {
     layer_type<Tanh>("Tanh"),
     layer_type<Sigmoid>("Sigmoid"),
     layer_type<SiLU>("SiLU"),
+    layer_type<LeakyReLU>("LeakyReLU"),
+    layer_type<ELU>("ELU"),
+    layer_type<SELU>("SELU"),
+    layer_type<Softplus>("Softplus"),
+    layer_type<Hardtanh>("Hardtanh"),
+    layer_type<Mish>("Mish"),
     single_value_type<Softmax>("Softmax", "dim", &Softmax::dim),
     // The generator is not saved: a loaded Dropout draws from the default one.
     single_value_type<Dropout>("Dropout", "p", &Dropout::p),
-    // Linear, embedding.
+    // Linear, embedding, convolution, pooling.
     layer_type<Dense>("Dense"),
     layer_type<Embedding>("Embedding"),
+    layer_type<Conv1d>("Conv1d"),
+    layer_type<Conv2d>("Conv2d"),
+    layer_type<ConvTranspose2d>("ConvTranspose2d"),
+    layer_type<MaxPool1d>("MaxPool1d"),
+    layer_type<MaxPool2d>("MaxPool2d"),
+    layer_type<AvgPool1d>("AvgPool1d"),
+    layer_type<AvgPool2d>("AvgPool2d"),
+    single_value_type<AdaptiveAvgPool1d>("AdaptiveAvgPool1d", "output_size", &AdaptiveAvgPool1d::output_size),
+    single_value_type<AdaptiveAvgPool2d>("AdaptiveAvgPool2d", "output_size", &AdaptiveAvgPool2d::output_size),
+    layer_type<Flatten>("Flatten"),
     // Normalisation.
     layer_type<LayerNorm>("LayerNorm"),
     layer_type<RMSNorm>("RMSNorm"),
     layer_type<GroupNorm>("GroupNorm"),
     layer_type<BatchNorm1d>("BatchNorm1d"),
     layer_type<BatchNorm2d>("BatchNorm2d"),
-    // Attention and transformers. LayerList is not here: it refers to layers its owner (Encoder) builds
-    // from its own options.
+    // Recurrent.
+    layer_type<GRU>("GRU"),
+    layer_type<LSTM>("LSTM"),
+    layer_type<GRUCell>("GRUCell"),
+    layer_type<LSTMCell>("LSTMCell"),
+    // Attention and transformers. LayerList is not here: it refers to layers its owner (Encoder, Decoder)
+    // builds from its own options.
     layer_type<SinusoidalPositionalEncoding>("SinusoidalPositionalEncoding"),
     layer_type<LearnedPositionalEncoding>("LearnedPositionalEncoding"),
     layer_type<MultiHeadAttention>("MultiHeadAttention"),
     layer_type<EncoderLayer>("EncoderLayer"),
     layer_type<Encoder>("Encoder"),
+    layer_type<DecoderLayer>("DecoderLayer"),
+    layer_type<Decoder>("Decoder"),
+    layer_type<Transformer>("Transformer"),
     // Containers: their options are their children's architectures.
     list_layer_type<Sequential>("Sequential"),
     list_layer_type<ModuleList>("ModuleList"),

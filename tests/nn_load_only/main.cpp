@@ -10,7 +10,8 @@ int main() {
   const std::vector<std::string> known = tg::nn::registered_layer_types();
   const std::set<std::string> registered(known.begin(), known.end());
   std::vector<std::string> missing;
-  for (const char* type : {"Dense", "Encoder", "ModuleDict", "ReLU", "RMSNorm", "Sequential", "Softmax"})
+  for (const char* type : {"Conv2d", "Dense", "Encoder", "GRU", "MaxPool2d", "ModuleDict", "ReLU", "RMSNorm",
+                           "Sequential", "Softmax", "Transformer"})
     if (!registered.count(type)) missing.push_back(type);
   if (!missing.empty()) fmt::print("not registered: {}\n", fmt::join(missing, ", "));
   return missing.empty() ? 0 : 1;
