@@ -117,8 +117,11 @@ nlohmann::json child_architectures(const Layer& container) {
 std::vector<std::pair<std::string, std::unique_ptr<Layer>>> build_children(const nlohmann::json& children) {
   check<ValueError>(children.is_array(), "a container's layers must be a list, got {}", children.dump());
   std::vector<std::pair<std::string, std::unique_ptr<Layer>>> out;
-  for (const nlohmann::json& child : children)
-    out.emplace_back(child.at(0).get<std::string>(), build_layer(child.at(1)));
+  for (const nlohmann::json& child : children) {
+    check<ValueError>(child.is_array() && child.size() == 2 && child[0].is_string(),
+                      "a container's layer must be [name, architecture], got {}", child.dump());
+    out.emplace_back(child[0].get<std::string>(), build_layer(child[1]));
+  }
   return out;
 }
 

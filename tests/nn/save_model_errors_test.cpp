@@ -99,6 +99,7 @@ TEST_CASE("load_model: tampered metadata is a ValueError naming the file and wha
       {R"({"type": "Dense", "options": {"in_features": "4", "out_features": 3, "bias": true, "dtype": "f32"}})",
        "type must be number"},
       {R"({"type": "Sequential", "options": {"layers": {}}})", "a container's layers must be a list"},
+      {R"({"type": "Sequential", "options": {"layers": [["0"]]}})", "a container's layer must be [name, architecture]"},
       {R"({"type": "Sequential", "options": {"layers": [["0", {"type": "Dense"}]]}})", "needs \"type\" and \"options\""},
   };
   for (const auto& [architecture, message] : bad) {
