@@ -31,23 +31,25 @@ inline void from_json(const nlohmann::json& j, Size2& s) { s = Size2(j.at(0).get
 NLOHMANN_JSON_SERIALIZE_ENUM(PaddingMode,
                              {{PaddingMode::sizes, "sizes"}, {PaddingMode::same, "same"}, {PaddingMode::valid, "valid"}})
 
-// A padding is its sizes, or its mode's name ("sizes" as a name reads back as [0, 0]: an error).
-inline void to_json(nlohmann::json& j, const Padding2d& p) {
-  j = p.mode == PaddingMode::sizes ? nlohmann::json(p.size) : nlohmann::json(p.mode);
+// A padding (Padding2d, Padding1d) is its sizes, or its mode's name ("sizes" as a name reads back as sizes
+// 0: an error).
+namespace detail {
+template <class P>
+nlohmann::json padding_to_json(const P& p) {
+  return p.mode == PaddingMode::sizes ? nlohmann::json(p.size) : nlohmann::json(p.mode);
 }
-inline void from_json(const nlohmann::json& j, Padding2d& p) {
-  p = Padding2d();
+template <class P>
+P padding_from_json(const nlohmann::json& j) {
+  P p;
   if (j.is_string()) p.mode = j.get<PaddingMode>();
-  else p.size = j.get<Size2>();
+  else j.get_to(p.size);
+  return p;
 }
-inline void to_json(nlohmann::json& j, const Padding1d& p) {
-  j = p.mode == PaddingMode::sizes ? nlohmann::json(p.size) : nlohmann::json(p.mode);
-}
-inline void from_json(const nlohmann::json& j, Padding1d& p) {
-  p = Padding1d();
-  if (j.is_string()) p.mode = j.get<PaddingMode>();
-  else p.size = j.get<int64_t>();
-}
+}  // namespace detail
+inline void to_json(nlohmann::json& j, const Padding2d& p) { j = detail::padding_to_json(p); }
+inline void from_json(const nlohmann::json& j, Padding2d& p) { p = detail::padding_from_json<Padding2d>(j); }
+inline void to_json(nlohmann::json& j, const Padding1d& p) { j = detail::padding_to_json(p); }
+inline void from_json(const nlohmann::json& j, Padding1d& p) { p = detail::padding_from_json<Padding1d>(j); }
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MaxPool2dFuncOptions, kernel_size, stride, padding, dilation, ceil_mode)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MaxPool1dFuncOptions, kernel_size, stride, padding, dilation, ceil_mode)

@@ -116,6 +116,8 @@ std::vector<LayerType> builtin_layer_types();
 
 /// Registers a user-defined L once, from its own code: as layer_type<L>, with the same arguments.
 ///   static const LayerRegistration<MyLayer> registration("MyLayer");
+/// A static one in a static library of the user's is dropped with its .o when the program names nothing in
+/// it (as the library's own would be): there, register_layer_type(layer_type<MyLayer>("MyLayer")) in main.
 template <class L>
 class LayerRegistration {
  public:
