@@ -1,7 +1,8 @@
 // The backward engine. It walks the graph behind the roots in reverse topological order (latest recorded
 // first: iterative, so deep graphs do not overflow the stack), sums the gradients that
 // reach each node, un-broadcasts each input gradient to its input's shape once, checks shapes, versions
-// and (under AnomalyGuard) finiteness, accumulates into leaves, and frees the graph unless asked not to.
+// and (under AnomalyGuard) finiteness, runs gradient hooks, accumulates into leaves, and frees the graph unless
+// asked not to.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -134,35 +135,74 @@ struct Sink {
   }
 };
 
+// The gradient `g` of `m` through m's hooks (register_hook) in order; a hook's defined result replaces it.
+// The hooks are copied first: one may remove itself.
+Variable run_hooks(const AutogradMeta& m, Variable g) {
+  const auto hooks = m.hooks;
+  for (const auto& [handle, hook] : hooks) {
+    Variable r = hook(g);
+    if (!r.defined()) continue;
+    check<ShapeError>(r.shape() == g.shape() && r.dtype() == g.dtype(),
+                      "register_hook: hook {} returned a gradient {} {} for a gradient {} {}", handle, r.shape(),
+                      r.dtype(), g.shape(), g.dtype());
+    g = std::move(r);
+  }
+  return g;
+}
+
+// Gradients of hooked leaves, summed over the leaf's uses and passed through its hooks once at the end of
+// the walk, as PyTorch's AccumulateGrad node receives one summed gradient. Leaves without hooks go straight
+// to the sink.
+class Leaves {
+ public:
+  explicit Leaves(const Sink& sink) : sink_(sink) {}
+  void add(const std::shared_ptr<AutogradMeta>& m, const Variable& g) {
+    if (m->hooks.empty()) return sink_.leaf(m, g);
+    auto it = std::find_if(pending_.begin(), pending_.end(), [&](const auto& p) { return p.first == m; });
+    if (it == pending_.end()) pending_.emplace_back(m, g);
+    else accumulate(it->second, Variable(g));
+  }
+  void flush() {
+    for (auto& [m, g] : pending_) sink_.leaf(m, run_hooks(*m, std::move(g)));
+    pending_.clear();
+  }
+
+ private:
+  const Sink& sink_;
+  std::vector<std::pair<std::shared_ptr<AutogradMeta>, Variable>> pending_;
+};
+
 void run(const std::vector<Variable>& roots, const std::vector<Variable>& root_grads, bool retain_graph,
          const Sink& sink) {
   const std::vector<std::shared_ptr<Node>> nodes = collect(roots);
   std::vector<Variable> buffer(nodes.size());  // by slot: the gradient summed so far (undefined: none yet)
+  Leaves leaves(sink);
   for (size_t i = 0; i < roots.size(); ++i) {
     if (const Node* n = roots[i].meta() ? roots[i].meta()->grad_fn.get() : nullptr)
       accumulate(buffer[n->slot], Variable(root_grads[i]));
-    else if (roots[i].requires_grad()) sink.leaf(roots[i].meta(), root_grads[i]);
+    else if (roots[i].requires_grad()) leaves.add(roots[i].meta(), root_grads[i]);
   }
   GradModeGuard mode(sink.create_graph);
   for (size_t slot = 0; slot < nodes.size(); ++slot) {
     Node* n = nodes[slot].get();
     if (buffer[slot].defined()) {
-      const Variable dy = std::move(buffer[slot]);  // frees the summed gradient as soon as it is consumed
+      Variable dy = std::move(buffer[slot]);  // frees the summed gradient as soon as it is consumed
       check_saved(*n);
       if (auto out = n->output.lock()) {
-        if (sink.captured) sink.leaf(out, dy);
-        else if (out->retains_grad) sink.leaf(out, dy);
+        if (!out->hooks.empty()) dy = run_hooks(*out, std::move(dy));
+        if (sink.captured || out->retains_grad) sink.leaf(out, dy);
       }
       Grads g = input_grads(*n, dy, sink.create_graph);
       for (size_t i = 0; i < g.size(); ++i) {
         const auto& in = n->inputs[i].meta;
         if (!in || !g[i].defined()) continue;
         if (in->grad_fn) accumulate(buffer[in->grad_fn->slot], std::move(g[i]));
-        else sink.leaf(in, g[i]);
+        else leaves.add(in, g[i]);
       }
     }
     if (!retain_graph) n->release();
   }
+  leaves.flush();
 }
 
 }  // namespace

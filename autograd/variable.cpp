@@ -55,6 +55,18 @@ void Variable::zero_grad() {
   if (meta_) meta_->grad.reset();
 }
 
+int Variable::register_hook(GradHook hook) {
+  check<ValueError>(requires_grad(), "register_hook: the variable (shape {}) does not require grad", shape());
+  check<ValueError>(bool(hook), "register_hook: empty hook");
+  meta_->hooks.emplace_back(meta_->next_hook, std::move(hook));
+  return meta_->next_hook++;
+}
+
+void Variable::remove_hook(int handle) {
+  const bool removed = meta_ && std::erase_if(meta_->hooks, [&](const auto& h) { return h.first == handle; }) > 0;
+  check<ValueError>(removed, "remove_hook: no hook with handle {} on this variable", handle);
+}
+
 Variable Variable::reshape(const Shape& s) const { return tg::reshape(*this, s); }
 Variable Variable::flatten(int64_t start, int64_t end) const { return tg::flatten(*this, start, end); }
 Variable Variable::transpose(int64_t d0, int64_t d1) const { return tg::transpose(*this, d0, d1); }

@@ -16,12 +16,18 @@ namespace tg {
 struct Node;
 class Variable;
 
+/// A hook on a variable's gradient (Variable::register_hook): returns a replacement, or an undefined
+/// Variable to keep the gradient as it is.
+using GradHook = std::function<Variable(const Variable& grad)>;
+
 /// Autograd state shared by every handle of one Variable.
 struct AutogradMeta {
   std::shared_ptr<Variable> grad;  ///< accumulated gradient (leaves, or non-leaves that retain_grad)
   std::shared_ptr<Node> grad_fn;   ///< the op that made this value; null for leaves
   bool requires_grad = false;
   bool retains_grad = false;
+  std::vector<std::pair<int, GradHook>> hooks;  ///< register_hook's, by handle, in registration order
+  int next_hook = 0;
 };
 
 /// Options for Variable::backward (PyTorch's names).
@@ -65,6 +71,15 @@ class Variable {
   void set_grad(const Tensor& g);
   /// Drops the accumulated gradient.
   void zero_grad();
+  /// Calls hook(grad) whenever a backward (or grad()) computes this variable's gradient, summed over all
+  /// its uses, as PyTorch's Tensor.register_hook: for a leaf before it is accumulated into grad(), for an
+  /// op's output before it flows into that op's backward (and before retain_grad keeps it). A defined
+  /// return value replaces the gradient for what follows, later hooks included; it must keep the shape and
+  /// dtype (ShapeError naming both). Returns a handle for remove_hook. ValueError when this variable does
+  /// not require grad.
+  int register_hook(GradHook hook);
+  /// ValueError for a handle that is not registered on this variable.
+  void remove_hook(int handle);
   /// The same value, cut from the graph (no gradient flows through it).
   Variable detach() const { return Variable(value_); }
   const std::shared_ptr<AutogradMeta>& meta() const { return meta_; }

@@ -23,6 +23,7 @@ class GELU : public Layer {
   explicit GELU(const GELUOptions& options = {}) : options_(options) {}
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "GELU"; }
+  const GELUOptions& options() const { return options_; }
 
  private:
   GELUOptions options_;
@@ -58,6 +59,7 @@ class LeakyReLU : public Layer {
   explicit LeakyReLU(const LeakyReLUOptions& options = {}) : options_(options) {}
   Variable forward(const Variable& x) override { return leaky_relu(x, options_.negative_slope); }
   std::string type_name() const override { return "LeakyReLU"; }
+  const LeakyReLUOptions& options() const { return options_; }
 
  private:
   LeakyReLUOptions options_;
@@ -72,6 +74,7 @@ class ELU : public Layer {
   explicit ELU(const ELUOptions& options = {}) : options_(options) {}
   Variable forward(const Variable& x) override { return elu(x, options_.alpha); }
   std::string type_name() const override { return "ELU"; }
+  const ELUOptions& options() const { return options_; }
 
  private:
   ELUOptions options_;
@@ -95,6 +98,7 @@ class Softplus : public Layer {
   explicit Softplus(const SoftplusOptions& options = {});
   Variable forward(const Variable& x) override { return softplus(x, options_.beta, options_.threshold); }
   std::string type_name() const override { return "Softplus"; }
+  const SoftplusOptions& options() const { return options_; }
 
  private:
   SoftplusOptions options_;
@@ -111,6 +115,7 @@ class Hardtanh : public Layer {
   explicit Hardtanh(const HardtanhOptions& options = {});
   Variable forward(const Variable& x) override { return hardtanh(x, options_.min_val, options_.max_val); }
   std::string type_name() const override { return "Hardtanh"; }
+  const HardtanhOptions& options() const { return options_; }
 
  private:
   HardtanhOptions options_;

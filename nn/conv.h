@@ -28,6 +28,7 @@ class Conv2d : public Layer {
   explicit Conv2d(const Conv2dOptions& options);
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "Conv2d"; }
+  const Conv2dOptions& options() const { return options_; }
   const Variable& weight() const { return weight_; }
   const Variable& bias() const { return bias_; }
 
@@ -56,6 +57,7 @@ class Conv1d : public Layer {
   explicit Conv1d(const Conv1dOptions& options);
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "Conv1d"; }
+  const Conv1dOptions& options() const { return options_; }
   const Variable& weight() const { return weight_; }
   const Variable& bias() const { return bias_; }
 
@@ -86,6 +88,7 @@ class ConvTranspose2d : public Layer {
   explicit ConvTranspose2d(const ConvTranspose2dOptions& options);
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "ConvTranspose2d"; }
+  const ConvTranspose2dOptions& options() const { return options_; }
   const Variable& weight() const { return weight_; }
   const Variable& bias() const { return bias_; }
 

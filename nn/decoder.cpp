@@ -103,7 +103,7 @@ Variable DecoderLayer::forward(const Variable& tgt, const Variable& memory, cons
 }
 Variable DecoderLayer::forward(const Variable& tgt) { return apply(tgt, {}, {}); }
 
-Decoder::Decoder(const DecoderOptions& options) : batch_first_(options.layer.batch_first) {
+Decoder::Decoder(const DecoderOptions& options) : options_(options) {
   check<ValueError>(options.num_layers > 0, "Decoder: num_layers must be positive, got {}", options.num_layers);
   for (int64_t i = 0; i < options.num_layers; ++i) {
     layers_.push_back(std::make_unique<DecoderLayer>(options.layer));
@@ -121,13 +121,13 @@ Variable Decoder::apply(const Variable& tgt, const Variable& memory, const Decod
   check<ValueError>(call.cache.empty() || call.cache.size() == layers_.size(),
                     "Decoder: the cache must hold one KVCache per layer ({}), got {}", layers_.size(),
                     call.cache.size());
-  const Variable mem = batch_major(memory, batch_first_);
-  Variable x = batch_major(tgt, batch_first_);  // (B, T, E)
+  const Variable mem = batch_major(memory, options_.layer.batch_first);
+  Variable x = batch_major(tgt, options_.layer.batch_first);  // (B, T, E)
   for (size_t i = 0; i < layers_.size(); ++i) {
     layers_[i]->check_call(memory, call);
     x = layers_[i]->run(x, mem, call, call.cache.empty() ? nullptr : &call.cache[i]);
   }
-  return batch_major(norm_ ? (*norm_)(x) : x, batch_first_);
+  return batch_major(norm_ ? (*norm_)(x) : x, options_.layer.batch_first);
 }
 
 Variable Decoder::forward(const Variable& tgt, const Variable& memory, const DecoderCall& call) {

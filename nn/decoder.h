@@ -97,6 +97,7 @@ class Decoder : public Layer {
   /// forward(tgt, {}, {}).
   Variable forward(const Variable& tgt) override;
   std::string type_name() const override { return "Decoder"; }
+  const DecoderOptions& options() const { return options_; }
   int64_t num_layers() const { return int64_t(layers_.size()); }
   DecoderLayer& layer(int64_t i) { return *layers_.at(size_t(i)); }
 
@@ -106,7 +107,7 @@ class Decoder : public Layer {
   LayerList layer_list_;  // registered as "layers"
   std::vector<std::unique_ptr<DecoderLayer>> layers_;
   std::unique_ptr<LayerNorm> norm_;  // null without final_norm
-  bool batch_first_ = true;
+  DecoderOptions options_;
 };
 
 }  // namespace tg::nn

@@ -18,6 +18,7 @@ class Dense : public Layer {
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "Dense"; }
   const Variable& weight() const { return weight_; }
+  const DenseOptions& options() const { return options_; }
   const Variable& bias() const { return bias_; }
 
  private:

@@ -30,6 +30,7 @@ class Embedding : public Layer {
   /// gets the gradients of both uses. A PyTorch state_dict of a tied model also holds the output layer's
   /// key (nanoGPT's "lm_head.weight"): drop it, or load non-strict, which skips it.
   Variable attend(const Variable& x) const;
+  const EmbeddingOptions& options() const { return options_; }
 
  private:
   EmbeddingOptions options_;

@@ -77,7 +77,7 @@ AttentionOutput EncoderLayer::forward_with_attention(const Variable& src, const 
   return out;
 }
 
-Encoder::Encoder(const EncoderOptions& options) {
+Encoder::Encoder(const EncoderOptions& options) : options_(options) {
   check<ValueError>(options.num_layers > 0, "Encoder: num_layers must be positive, got {}", options.num_layers);
   for (int64_t i = 0; i < options.num_layers; ++i) {
     layers_.push_back(std::make_unique<EncoderLayer>(options.layer));

@@ -53,6 +53,7 @@ class EncoderLayer : public Layer {
   AttentionOutput forward_with_attention(const Variable& src, const EncoderCall& call = {});
   std::string type_name() const override { return "EncoderLayer"; }
   MultiHeadAttention& self_attn() { return self_attn_; }
+  const EncoderLayerOptions& options() const { return options_; }
 
  private:
   AttentionOutput run(const Variable& src, const EncoderCall& call, bool need_weights);
@@ -98,10 +99,12 @@ class Encoder : public Layer {
   std::string type_name() const override { return "Encoder"; }
   int64_t num_layers() const { return int64_t(layers_.size()); }
   EncoderLayer& layer(int64_t i) { return *layers_.at(size_t(i)); }
+  const EncoderOptions& options() const { return options_; }
 
  private:
   EncoderOutput run(const Variable& src, const EncoderCall& call, bool need_weights);
 
+  EncoderOptions options_;
   LayerList layer_list_;  // registered as "layers"
   std::vector<std::unique_ptr<EncoderLayer>> layers_;
   std::unique_ptr<LayerNorm> norm_;  // null without final_norm

@@ -21,6 +21,7 @@ class GroupNorm : public Layer {
   explicit GroupNorm(const GroupNormOptions& options);
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "GroupNorm"; }
+  const GroupNormOptions& options() const { return options_; }
 
  private:
   GroupNormOptions options_;

@@ -1,10 +1,13 @@
 // Layer: registration of parameters, buffers and sub-layers; the recursive walks that give them dotted
 // names; train/eval; state_dict and its validated, all-or-nothing loading; safetensors save/load; forward
-// hooks; the summary table.
+// and backward hooks; the summary table.
 #include "nn/layer.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
+
+#include "autograd/node.h"
 
 namespace tg::nn {
 
@@ -13,6 +16,7 @@ Variable Layer::forward(const Variable&) {
 }
 
 Variable Layer::operator()(const Variable& x) {
+  if (!backward_hooks_.empty() && grad_mode_enabled()) return call_with_backward_hooks(x);
   Variable y = forward(x);
   run_forward_hooks(x, y);
   return y;
@@ -173,6 +177,48 @@ void Layer::remove_forward_hook(int handle) {
 void Layer::run_forward_hooks(const Variable& input, const Variable& output) {
   const auto hooks = hooks_;  // a copy: a hook may remove itself
   for (const auto& [handle, hook] : hooks) hook(*this, input, output);
+}
+
+int Layer::register_backward_hook(BackwardHook hook) {
+  check<ValueError>(bool(hook), "{}::register_backward_hook: empty hook", type_name());
+  backward_hooks_.emplace_back(next_hook_, std::move(hook));
+  return next_hook_++;
+}
+
+void Layer::remove_backward_hook(int handle) {
+  const bool removed = std::erase_if(backward_hooks_, [&](const auto& h) { return h.first == handle; }) > 0;
+  check<ValueError>(removed, "{}::remove_backward_hook: no hook with handle {}", type_name(), handle);
+}
+
+// As PyTorch's BackwardHook: y' = identity(forward(identity(x))). The output identity's backward runs first
+// (it was recorded last) and keeps dL/dy; the input identity's runs once dL/dx is summed, and calls the hooks.
+Variable Layer::call_with_backward_hooks(const Variable& x) {
+  auto grad_output = std::make_shared<Variable>();
+  const bool input_tracked = x.requires_grad();
+  auto on_input = [this, grad_output](const Variable& dx, const Variable&) -> Grads {
+    return {run_backward_hooks(dx, *grad_output)};
+  };
+  auto on_output = [this, grad_output, input_tracked](const Variable& dy, const Variable&) -> Grads {
+    *grad_output = dy;
+    if (!input_tracked) run_backward_hooks(Variable(), dy);
+    return {dy};
+  };
+  const Variable in = input_tracked ? record("backward_hook", x.value(), {x}, on_input) : x;
+  Variable y = forward(in);
+  run_forward_hooks(x, y);
+  return record("backward_hook", y.value(), {y}, on_output);
+}
+
+Variable Layer::run_backward_hooks(Variable grad_input, const Variable& grad_output) {
+  const auto hooks = backward_hooks_;  // a copy: a hook may remove itself
+  for (const auto& [handle, hook] : hooks) {
+    Variable r = hook(*this, grad_input, grad_output);
+    if (!r.defined() || !grad_input.defined()) continue;
+    check<ShapeError>(r.shape() == grad_input.shape(), "{}: backward hook {} returned grad_input of shape {} for {}",
+                      type_name(), handle, r.shape(), grad_input.shape());
+    grad_input = std::move(r);
+  }
+  return grad_input;
 }
 
 // ---- summary ----

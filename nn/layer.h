@@ -22,7 +22,8 @@ class Layer {
   /// The computation of a unary layer; layers with other signatures (attention) define their own
   /// overloads and leave this one throwing Error.
   virtual Variable forward(const Variable& x);
-  /// forward(x), then the forward hooks.
+  /// forward(x), then the forward hooks; with backward hooks, the input and output are wrapped in identity
+  /// ops whose backward runs them.
   Variable operator()(const Variable& x);
 
   /// Every parameter of this layer and its sub-layers, in registration order.
@@ -62,6 +63,15 @@ class Layer {
   using ForwardHook = std::function<void(Layer&, const Variable& input, const Variable& output)>;
   int register_forward_hook(ForwardHook hook);
   void remove_forward_hook(int handle);
+  /// PyTorch's register_full_backward_hook for calls through operator()(x): during backward, once the
+  /// gradient of the layer's input is known, called with (layer, grad_input = dL/dx, grad_output = dL/dy),
+  /// in registration order. A defined return value replaces grad_input (same shape, else ShapeError) for the
+  /// later hooks and for what flows back into x. When x needs no gradient the hooks get an undefined
+  /// grad_input, as soon as grad_output is known, and their return value is ignored. The layer must outlive
+  /// the backward of every graph it recorded a hook into. Returns a handle for remove_backward_hook.
+  using BackwardHook = std::function<Variable(Layer&, const Variable& grad_input, const Variable& grad_output)>;
+  int register_backward_hook(BackwardHook hook);
+  void remove_backward_hook(int handle);
 
   /// A Keras-like table: one row per layer ("name (Type)", indented by depth) with the parameter count
   /// of its subtree, then the total and trainable counts.
@@ -87,6 +97,10 @@ class Layer {
  private:
   // ValueError unless `name` is non-empty, has no '.', and is not taken by a parameter, buffer or child.
   void check_new_name(const std::string& name, const char* what) const;
+  // operator() with backward hooks: identity ops around forward(x) that capture grad_output and run the hooks.
+  Variable call_with_backward_hooks(const Variable& x);
+  // The backward hooks on (grad_input, grad_output), each one's replacement passed on; the final grad_input.
+  Variable run_backward_hooks(Variable grad_input, const Variable& grad_output);
   // Calls fn(prefix, layer) on this layer (prefix "") and, depth first, on every sub-layer ("a.", "a.b.").
   void visit(const std::string& prefix, const std::function<void(const std::string&, const Layer&)>& fn) const;
 
@@ -94,7 +108,8 @@ class Layer {
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, Layer*>> children_;
   std::vector<std::pair<int, ForwardHook>> hooks_;
-  int next_hook_ = 0;
+  std::vector<std::pair<int, BackwardHook>> backward_hooks_;
+  int next_hook_ = 0;  // handles of both kinds
   bool training_ = true;
 };
 

@@ -17,6 +17,7 @@ class LayerNorm : public Layer {
   explicit LayerNorm(const LayerNormOptions& options);
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "LayerNorm"; }
+  const LayerNormOptions& options() const { return options_; }
 
  private:
   LayerNormOptions options_;

@@ -1,7 +1,8 @@
 #pragma once
 // Every nn header: layers, convolution and pooling, normalisations, attention, the Transformer encoder and
 // decoder, recurrence (GRU, LSTM and their cells), positional encodings, activations, containers (Sequential,
-// ModuleList, ModuleDict), losses, initialisation, sampling from a language model.
+// ModuleList, ModuleDict), losses, initialisation, sampling from a language model, whole-model save and load.
+// A user-defined layer that save_model should know includes nn/registry.h (nlohmann-json) itself.
 #include "nn/activation.h"
 #include "nn/attention.h"
 #include "nn/batch_norm.h"
@@ -23,5 +24,6 @@
 #include "nn/rnn.h"
 #include "nn/rnn_cell.h"
 #include "nn/sampling.h"
+#include "nn/save_model.h"
 #include "nn/sequential.h"
 #include "nn/transformer.h"

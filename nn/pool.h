@@ -19,6 +19,7 @@ class MaxPool2d : public Layer {
   explicit MaxPool2d(const MaxPool2dOptions& options);
   Variable forward(const Variable& x) override { return max_pool2d(x, options_); }
   std::string type_name() const override { return "MaxPool2d"; }
+  const MaxPool2dOptions& options() const { return options_; }
 
  private:
   MaxPool2dOptions options_;
@@ -30,6 +31,7 @@ class MaxPool1d : public Layer {
   explicit MaxPool1d(const MaxPool1dOptions& options);
   Variable forward(const Variable& x) override { return max_pool1d(x, options_); }
   std::string type_name() const override { return "MaxPool1d"; }
+  const MaxPool1dOptions& options() const { return options_; }
 
  private:
   MaxPool1dOptions options_;
@@ -43,6 +45,7 @@ class AvgPool2d : public Layer {
   explicit AvgPool2d(const AvgPool2dOptions& options);
   Variable forward(const Variable& x) override { return avg_pool2d(x, options_); }
   std::string type_name() const override { return "AvgPool2d"; }
+  const AvgPool2dOptions& options() const { return options_; }
 
  private:
   AvgPool2dOptions options_;
@@ -54,6 +57,7 @@ class AvgPool1d : public Layer {
   explicit AvgPool1d(const AvgPool1dOptions& options);
   Variable forward(const Variable& x) override { return avg_pool1d(x, options_); }
   std::string type_name() const override { return "AvgPool1d"; }
+  const AvgPool1dOptions& options() const { return options_; }
 
  private:
   AvgPool1dOptions options_;
@@ -66,6 +70,7 @@ class AdaptiveAvgPool2d : public Layer {
   explicit AdaptiveAvgPool2d(Size2 output_size);
   Variable forward(const Variable& x) override { return adaptive_avg_pool2d(x, output_size_); }
   std::string type_name() const override { return "AdaptiveAvgPool2d"; }
+  Size2 output_size() const { return output_size_; }
 
  private:
   Size2 output_size_;
@@ -77,6 +82,7 @@ class AdaptiveAvgPool1d : public Layer {
   explicit AdaptiveAvgPool1d(int64_t output_size);
   Variable forward(const Variable& x) override { return adaptive_avg_pool1d(x, output_size_); }
   std::string type_name() const override { return "AdaptiveAvgPool1d"; }
+  int64_t output_size() const { return output_size_; }
 
  private:
   int64_t output_size_;
@@ -94,6 +100,7 @@ class Flatten : public Layer {
   explicit Flatten(const FlattenOptions& options = {}) : options_(options) {}
   Variable forward(const Variable& x) override { return flatten(x, options_.start_dim, options_.end_dim); }
   std::string type_name() const override { return "Flatten"; }
+  const FlattenOptions& options() const { return options_; }
 
  private:
   FlattenOptions options_;

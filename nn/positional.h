@@ -21,6 +21,7 @@ class SinusoidalPositionalEncoding : public Layer {
   Variable forward(const Variable& x, int64_t start);
   std::string type_name() const override { return "SinusoidalPositionalEncoding"; }
   const Tensor& pe() const { return pe_; }
+  const PositionalEncodingOptions& options() const { return options_; }
 
  private:
   PositionalEncodingOptions options_;
@@ -46,6 +47,7 @@ class LearnedPositionalEncoding : public Layer {
   Variable forward(const Variable& x, int64_t start);
   std::string type_name() const override { return "LearnedPositionalEncoding"; }
   const Variable& weight() const { return weight_; }
+  const LearnedPositionalEncodingOptions& options() const { return options_; }
 
  private:
   LearnedPositionalEncodingOptions options_;

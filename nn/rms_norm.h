@@ -22,6 +22,7 @@ class RMSNorm : public Layer {
   explicit RMSNorm(const RMSNormOptions& options);
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "RMSNorm"; }
+  const RMSNormOptions& options() const { return options_; }
 
  private:
   RMSNormOptions options_;

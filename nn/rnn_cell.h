@@ -45,6 +45,9 @@ struct RNNCellOptions {
 /// What GRUCell and LSTMCell share: weight_ih (G·H, input_size), weight_hh (G·H, H), bias_ih and bias_hh
 /// (G·H) for G gates, registered in PyTorch's order, and the checks of the input and a state.
 class RNNCellBase : public Layer {
+ public:
+  const RNNCellOptions& options() const { return options_; }
+
  protected:
   RNNCellBase(const RNNCellOptions& options, int64_t gates, const char* name);
   // ShapeError unless x is (B, input_size) or (input_size).

@@ -23,20 +23,21 @@ DecoderOptions decoder_options(const TransformerOptions& o) {
 }  // namespace
 
 Transformer::Transformer(const TransformerOptions& options)
-    : batch_first_(options.batch_first), encoder_(encoder_options(options)), decoder_(decoder_options(options)) {
+    : options_(options), encoder_(encoder_options(options)), decoder_(decoder_options(options)) {
   register_layer("encoder", encoder_);
   register_layer("decoder", decoder_);
 }
 
 Variable Transformer::forward(const Variable& src, const Variable& tgt, const TransformerCall& call) {
-  const Variable s = batch_first_ ? src : src.transpose(0, 1), t = batch_first_ ? tgt : tgt.transpose(0, 1);
+  const bool batch_first = options_.batch_first;
+  const Variable s = batch_first ? src : src.transpose(0, 1), t = batch_first ? tgt : tgt.transpose(0, 1);
   const Variable memory = encoder_.forward(s, {.key_padding_mask = call.src_key_padding_mask,
                                                 .attn_mask = call.src_mask, .is_causal = call.src_is_causal});
   const DecoderCall decoding{.tgt_mask = call.tgt_mask, .tgt_key_padding_mask = call.tgt_key_padding_mask,
                              .tgt_is_causal = call.tgt_is_causal, .memory_mask = call.memory_mask,
                              .memory_key_padding_mask = call.memory_key_padding_mask};
   Variable y = decoder_.forward(t, memory, decoding);
-  if (!batch_first_) y = y.transpose(0, 1);
+  if (!batch_first) y = y.transpose(0, 1);
   run_forward_hooks(src, y);
   return y;
 }

@@ -42,12 +42,13 @@ class Transformer : public Layer {
   /// decoder(tgt, encoder(src)). The encoder's and decoder's errors for inputs and masks that do not fit.
   Variable forward(const Variable& src, const Variable& tgt, const TransformerCall& call = {});
   std::string type_name() const override { return "Transformer"; }
+  const TransformerOptions& options() const { return options_; }
   Encoder& encoder() { return encoder_; }
   Decoder& decoder() { return decoder_; }
 
  private:
   using Layer::forward;  // the unary one throws: a Transformer takes src and tgt
-  bool batch_first_;
+  TransformerOptions options_;
   Encoder encoder_;
   Decoder decoder_;
 };

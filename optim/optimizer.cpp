@@ -4,6 +4,7 @@
 // are the safetensors metadata, next to the state tensors.
 #include "optim/optimizer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -91,6 +92,19 @@ void Optimizer::set_lr(size_t group, double lr) {
   check<IndexError>(group < groups_.size(), "{}: no param group {} (there are {})", name_, group, groups_.size());
   check_option("lr", lr);
   groups_[group].lr = lr;
+}
+
+std::optional<double> Optimizer::option(const std::string& name) const {
+  for (const Option& o : options_)
+    if (o.name == name) return *o.value;
+  return std::nullopt;
+}
+
+void Optimizer::set_option(const std::string& name, double value) {
+  auto it = std::find_if(options_.begin(), options_.end(), [&](const Option& o) { return o.name == name; });
+  check<ValueError>(it != options_.end(), "{}: no option '{}'", name_, name);
+  check_option(name.c_str(), value, it->below_one);
+  *it->value = value;
 }
 
 void Optimizer::register_state(const std::string& name, std::vector<Tensor>& tensors) {

@@ -49,6 +49,11 @@ class Optimizer {
   double lr(size_t group = 0) const;
   /// Sets a group's learning rate (as LR schedulers do); ValueError for a negative or non-finite lr.
   void set_lr(size_t group, double lr);
+  /// A hyper-parameter the subclass registered ("momentum" for SGD, "betas.0" for Adam): what schedulers
+  /// that cycle momentum read and write. nullopt when this optimizer has no option of that name.
+  std::optional<double> option(const std::string& name) const;
+  /// Sets a registered option; ValueError for an unknown name or a value its own check refuses.
+  void set_option(const std::string& name, double value);
 
   /// The state; its tensors share storage with the optimizer (clone them to keep a snapshot).
   OptimizerState state_dict() const;

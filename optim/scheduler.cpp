@@ -55,6 +55,11 @@ void LRScheduler::set_lrs(const std::vector<double>& lrs) {
   last_lr_ = lrs;
 }
 
+void LRScheduler::set_base_lr(size_t group, double lr) {
+  optimizer_.groups_[group].initial_lr = lr;
+  base_lrs_[group] = lr;
+}
+
 void LRScheduler::step() {
   ++last_epoch_;
   set_lrs(get_lr());
@@ -122,6 +127,48 @@ std::vector<double> ExponentialLR::get_lr() const {
 std::vector<double> ExponentialLR::closed_form_lr() const {
   std::vector<double> lrs;
   for (double base : base_lrs_) lrs.push_back(base * std::pow(options_.gamma, double(last_epoch_)));
+  return lrs;
+}
+
+// ---- LambdaLR, MultiStepLR ----
+
+LambdaLR::LambdaLR(Optimizer& optimizer, std::vector<Lambda> lr_lambdas)
+    : LRScheduler("LambdaLR", optimizer), lr_lambdas_(std::move(lr_lambdas)) {
+  const size_t groups = base_lrs_.size();
+  check<ValueError>(lr_lambdas_.size() == 1 || lr_lambdas_.size() == groups,
+                    "LambdaLR: expected 1 or {} lr_lambdas (one per group), got {}", groups, lr_lambdas_.size());
+  for (const Lambda& f : lr_lambdas_) check<ValueError>(bool(f), "LambdaLR: an lr_lambda is empty");
+  if (lr_lambdas_.size() == 1) lr_lambdas_.resize(groups, lr_lambdas_[0]);
+  initial_step();
+}
+std::vector<double> LambdaLR::get_lr() const {
+  std::vector<double> lrs;
+  for (size_t g = 0; g < base_lrs_.size(); ++g) lrs.push_back(base_lrs_[g] * lr_lambdas_[g](last_epoch_));
+  return lrs;
+}
+
+MultiStepLR::MultiStepLR(Optimizer& optimizer, MultiStepLROptions options)
+    : LRScheduler("MultiStepLR", optimizer), options_(std::move(options)) {
+  std::sort(options_.milestones.begin(), options_.milestones.end());
+  for (int64_t m : options_.milestones)
+    check<ValueError>(m >= 0, "MultiStepLR: invalid milestone: {} (expected >= 0)", m);
+  check<ValueError>(std::isfinite(options_.gamma) && options_.gamma >= 0, "MultiStepLR: invalid gamma: {}",
+                    options_.gamma);
+  initial_step();
+}
+std::vector<double> MultiStepLR::get_lr() const {
+  const auto& m = options_.milestones;
+  const auto hits = std::count(m.begin(), m.end(), last_epoch_);
+  std::vector<double> lrs = group_lrs();
+  if (hits == 0) return lrs;
+  for (double& lr : lrs) lr *= std::pow(options_.gamma, double(hits));
+  return lrs;
+}
+std::vector<double> MultiStepLR::closed_form_lr() const {
+  const auto& m = options_.milestones;
+  const double passed = double(std::upper_bound(m.begin(), m.end(), last_epoch_) - m.begin());
+  std::vector<double> lrs;
+  for (double base : base_lrs_) lrs.push_back(base * std::pow(options_.gamma, passed));
   return lrs;
 }
 

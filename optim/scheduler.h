@@ -3,7 +3,9 @@
 // (the optimizer must outlive it); call step() once per epoch (or iteration) after optimizer.step(), as in
 // PyTorch. They follow torch 1.13's recursive
 // ("chainable") formulas, so their lr sequences match PyTorch's to rounding.
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -49,6 +51,8 @@ class LRScheduler {
   void step_to(int64_t epoch);
   std::vector<double> group_lrs() const;
   void set_lrs(const std::vector<double>& lrs);
+  /// Sets a group's base lr and initial_lr (OneCycleLR, whose base is max_lr / div_factor, not the lr).
+  void set_base_lr(size_t group, double lr);
 
   std::string name_;
   Optimizer& optimizer_;
@@ -118,6 +122,101 @@ class CosineAnnealingLR : public LRScheduler {
   std::vector<double> get_lr() const override;
   std::vector<double> closed_form_lr() const override;
   CosineAnnealingLROptions options_;
+};
+
+/// lr = base·lr_lambda(epoch) (torch's LambdaLR): one function for every group, or one per group. The
+/// functions are not part of state_dict(): construct the scheduler with the same ones before loading.
+/// ValueError when the count of functions is neither 1 nor the group count, or one is empty.
+class LambdaLR : public LRScheduler {
+ public:
+  using Lambda = std::function<double(int64_t epoch)>;
+  LambdaLR(Optimizer& optimizer, std::vector<Lambda> lr_lambdas);
+
+ private:
+  std::vector<double> get_lr() const override;
+  std::vector<Lambda> lr_lambdas_;  // one per group
+};
+
+struct MultiStepLROptions {
+  std::vector<int64_t> milestones;  ///< epochs at which lr is multiplied by gamma; a repeated one counts twice
+  double gamma = 0.1;
+};
+/// lr·γ at each milestone epoch (torch's MultiStepLR). ValueError for a negative milestone or gamma.
+class MultiStepLR : public LRScheduler {
+ public:
+  MultiStepLR(Optimizer& optimizer, MultiStepLROptions options);
+
+ private:
+  std::vector<double> get_lr() const override;
+  std::vector<double> closed_form_lr() const override;
+  MultiStepLROptions options_;  // milestones sorted
+};
+
+struct OneCycleLROptions {
+  std::vector<double> max_lr;  ///< the peak lr: one for every group, or one per group
+  int64_t total_steps = 0;     ///< steps in the cycle; 0 = epochs·steps_per_epoch
+  int64_t epochs = 0;
+  int64_t steps_per_epoch = 0;
+  double pct_start = 0.3;  ///< the fraction of the cycle spent raising the lr, in [0, 1]
+  enum class Anneal { cos, linear };
+  Anneal anneal_strategy = Anneal::cos;
+  /// Cycle the optimizer's "momentum" (SGD) or "betas.0" (Adam) inversely to the lr, between these two
+  /// (optimizer-wide: every group shares them here). ValueError when the optimizer has neither.
+  bool cycle_momentum = true;
+  double base_momentum = 0.85;
+  double max_momentum = 0.95;
+  double div_factor = 25;        ///< initial lr = max_lr / div_factor
+  double final_div_factor = 1e4;  ///< min lr = initial lr / final_div_factor
+  bool three_phase = false;       ///< up, down to the initial lr, then to min lr (the paper's form)
+};
+/// The 1cycle policy (Smith & Topin 2017, "Super-Convergence"), as torch's OneCycleLR: step() once per
+/// batch; the lr rises from max_lr/div_factor to max_lr over pct_start of total_steps, then anneals to
+/// min_lr. Stepping more than total_steps times throws ValueError (as torch); the extrapolated lr of the
+/// very last allowed step is clamped at 0 where torch's linear anneal would make it negative.
+/// ValueError for a bad option (naming it).
+class OneCycleLR : public LRScheduler {
+ public:
+  OneCycleLR(Optimizer& optimizer, const OneCycleLROptions& options);
+  void step() override;
+
+ private:
+  struct Phase {  // torch's _schedule_phases
+    double end_step;
+    int start_lr, end_lr;  // indices into group_lrs_[g]: 0 initial, 1 max, 2 min
+    int start_m, end_m;    // 0 base_momentum, 1 max_momentum
+  };
+  std::vector<double> get_lr() const override;
+  // (phase index, fraction of it done) at last_epoch_.
+  std::pair<size_t, double> position() const;
+  double anneal(double start, double end, double pct) const;
+  OneCycleLROptions options_;
+  std::string momentum_name_;  // "momentum", "betas.0", or empty without cycle_momentum
+  std::vector<Phase> phases_;
+  std::vector<std::array<double, 3>> group_lrs_;  // per group: initial, max, min
+};
+
+struct CosineAnnealingWarmRestartsOptions {
+  int64_t T_0 = 0;     ///< > 0: epochs until the first restart
+  int64_t T_mult = 1;  ///< >= 1: each period is T_mult times the previous one
+  double eta_min = 0;
+};
+/// SGDR (Loshchilov & Hutter 2017): eta_min + (base − eta_min)·(1 + cos(π·T_cur/T_i))/2, T_cur restarting
+/// at 0 after each period T_i (torch's CosineAnnealingWarmRestarts). step(epoch) takes a fractional epoch,
+/// for stepping once per batch (epoch + i/batches). state_dict() adds "T_cur" and "T_i".
+class CosineAnnealingWarmRestarts : public LRScheduler {
+ public:
+  CosineAnnealingWarmRestarts(Optimizer& optimizer, const CosineAnnealingWarmRestartsOptions& options);
+  void step() override;
+  /// Jumps to `epoch` (>= 0, else ValueError).
+  void step(double epoch);
+  SchedulerState state_dict() const override;
+  void load_state_dict(const SchedulerState& state) override;
+
+ private:
+  std::vector<double> get_lr() const override;
+  CosineAnnealingWarmRestartsOptions options_;
+  double T_cur_ = -1;
+  int64_t T_i_ = 0;
 };
 
 /// Runs `schedulers` one after another, switching at the epochs in `milestones` (one fewer than

@@ -15,8 +15,11 @@
 #include "nn/fixture.h"
 #include "nn/layer_norm.h"
 #include "nn/sequential.h"
+#include "nn/temp_file.h"
 
 using namespace tg;
+using tg::test::TempFile;
+using tg::test::raw_state;
 namespace fs = std::filesystem;
 
 namespace {
@@ -34,34 +37,6 @@ struct Model : nn::Layer {
   }
   std::string type_name() const override { return "Model"; }
 };
-
-// A fresh file path in the temporary folder, removed at the end of the test.
-struct TempFile {
-  fs::path path = fs::temp_directory_path() / fmt::format("tg_serialize_{}_{}.safetensors", ::getpid(), counter()++);
-  ~TempFile() { fs::remove(path); }
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  std::string bytes() const {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-  void write(const std::string& bytes) const { std::ofstream(path, std::ios::binary) << bytes; }
-};
-
-// The raw bytes of every state tensor, in key order: equality means bit-exact.
-std::vector<std::string> raw_state(const nn::Layer& l) {
-  std::vector<std::string> out;
-  for (const auto& [k, t] : l.state_dict()) {
-    const Tensor c = t.contiguous();
-    out.emplace_back(static_cast<const char*>(c.storage()->data) + c.offset() * dtype_size(c.dtype()),
-                     size_t(c.numel() * dtype_size(c.dtype())));
-  }
-  return out;
-}
 
 }  // namespace
 
