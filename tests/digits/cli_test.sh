@@ -4,6 +4,7 @@
 # naming the file or value) for bad CSV files, model directories, configurations and failed writes.
 # Usage: cli_test.sh path/to/digits path/to/examples/digits/data
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../cli_expect.sh"  # fail, expect
 bin=$1
 data=$2
 dir=$(mktemp -d)
@@ -15,18 +16,6 @@ head -300 "$data/train.csv" >small/train.csv
 head -60 "$data/valid.csv" >small/valid.csv
 head -60 "$data/test.csv" >small/test.csv
 
-fail() { echo "FAIL: $*"; cat out.txt err.txt; exit 1; }
-# expect STATUS TEXT args...: runs `digits args...`, checks the exit status and that TEXT is in its output.
-expect() {
-  local status=$1 text=$2
-  shift 2
-  set +e
-  "$bin" --threads 1 "$@" >out.txt 2>err.txt
-  local got=$?
-  set -e
-  [[ $got == "$status" ]] || fail "digits $*: exit status $got, expected $status"
-  grep -qF -- "$text" out.txt err.txt || fail "digits $*: no '$text' in the output"
-}
 
 expect 0 "model written to run/" train --data small --config tiny --epochs 2 --out run
 for f in config.json model.safetensors metrics.csv learning_curve.svg filters.svg misclassified.svg \
