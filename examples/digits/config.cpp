@@ -111,8 +111,8 @@ void save_run_info(const std::string& dir, const RunInfo& info) {
 
 RunInfo load_run_info(const std::string& dir) {
   const fs::path path = fs::path(dir) / "config.json";
-  tg::check<tg::ValueError>(fs::is_directory(dir), "model directory '{}' does not exist (train one with `digits train "
-                            "--out {}`)", dir, dir);
+  tg::check<tg::ValueError>(fs::is_directory(dir), "model directory '{}' {} (train one with `digits train --out {}`)",
+                            dir, fs::exists(dir) ? "is not a directory" : "does not exist", dir);
   tg::check<tg::ValueError>(fs::is_regular_file(path), "model directory '{}' has no config.json (train one with "
                             "`digits train --out {}`)", dir, dir);
   nlohmann::json j;

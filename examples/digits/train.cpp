@@ -35,15 +35,20 @@ nlohmann::json history_json(const std::vector<EpochLog>& log) {
   return out;
 }
 
-std::vector<EpochLog> history_from_json(const std::string& text, const std::string& path) {
+// The epochs of checkpoint `c`, from its metadata "history".
+std::vector<EpochLog> history_of(const tg::train::CheckpointInfo& c) {
+  auto it = c.user.find("history");
+  tg::check<tg::ValueError>(it != c.user.end(), "resume: {} has no 'history' (not a digits checkpoint)", c.path);
   std::vector<EpochLog> log;
   try {
-    for (const nlohmann::json& e : nlohmann::json::parse(text))
+    for (const nlohmann::json& e : nlohmann::json::parse(it->second))
       log.push_back({e.at(0).get<int64_t>(), e.at(1).get<double>(), e.at(2).get<double>(), e.at(3).get<double>(),
                      e.at(4).get<double>(), e.at(5).get<double>()});
   } catch (const nlohmann::json::exception& e) {
-    throw tg::ValueError(fmt::format("resume: {}: malformed 'history': {}", path, e.what()));
+    throw tg::ValueError(fmt::format("resume: {}: malformed 'history': {}", c.path, e.what()));
   }
+  tg::check<tg::ValueError>(int64_t(log.size()) == c.step, "resume: {}: 'history' holds {} epochs, but the checkpoint "
+                            "is of epoch {}", c.path, log.size(), c.step);
   return log;
 }
 
@@ -99,6 +104,11 @@ void check_resumable(const Run& r, const tg::train::CheckpointInfo& c) {
 // Starts the run (the checkpoint of epoch 0) or continues it from its newest checkpoint.
 void start(Run& r) {
   if (!r.options.resume) {
+    // A previous run's weights must not outlive its config.json, which this run replaces.
+    std::error_code ec;
+    const fs::path stale = fs::path(r.options.out_dir) / "model.safetensors";
+    fs::remove(stale, ec);
+    tg::check<tg::Error>(!ec, "train: cannot remove the previous run's {}: {}", stale.string(), ec.message());
     r.checkpoints.save(0, NAN, r.user());
     return;
   }
@@ -106,7 +116,7 @@ void start(Run& r) {
   tg::check<tg::ValueError>(c.has_value(), "resume: no checkpoint in '{}' (`digits train --out {}` writes one after "
                             "every epoch)", r.options.out_dir, r.options.out_dir);
   check_resumable(r, *c);
-  r.log = history_from_json(c->user.at("history"), c->path);
+  r.log = history_of(*c);
   fmt::print("resuming from {}: {} of {} epochs done\n", c->path, c->step, r.config.train.epochs);
 }
 

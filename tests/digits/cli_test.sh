@@ -71,6 +71,7 @@ expect 1 "error: digits: data directory 'nodata' does not exist" train --data no
 
 # Model directories that are not (whole) digits models.
 expect 1 "error: model directory 'absent' does not exist" predict --model absent pixels.csv
+expect 1 "error: model directory 'pixels.csv' is not a directory" eval --model pixels.csv
 mkdir foreign && printf '{"name": "tiny", "model": {"d_model": 8}}\n' >foreign/config.json
 expect 1 "error: model directory 'foreign' is not a digits model" eval --model foreign
 mkdir -p bare
@@ -93,8 +94,9 @@ grep -qE "error: train: epoch 1, batch [0-9]+ of 10: NonFiniteGuard: step [0-9]+
 expect 105 "--epochs: Value 0 not in range 1 to 1000000" train --data small --epochs 0
 
 # A failed write stops with exit status 1 naming the file; the previous file is intact.
-mkdir -p blocked/config.json/inside
+cp -r run blocked && rm blocked/config.json && mkdir -p blocked/config.json/inside
 expect 1 "error: digits: cannot write blocked/config.json: rename failed" train --data small --config tiny --out blocked
+[[ ! -e blocked/model.safetensors ]] || fail "a new run in blocked/ kept the previous run's model.safetensors"
 mkdir -p drawn/misclassified.svg/inside
 expect 1 "error: digits: cannot write drawn/misclassified.svg" eval --model run --draw drawn
 expect 1 "error: train: cannot create the output directory 'pixels.csv/sub'" train --data small --config tiny \
