@@ -10,6 +10,7 @@
 #include "autograd/gradcheck.h"
 #include "autograd/node.h"
 #include "autograd/variable.h"
+#include "core/atomic_file.h"
 #include "core/safetensors.h"
 #include "nn/nn.h"
 #include "optim/optim.h"

@@ -2,9 +2,6 @@
 // is checked against the bytes actually present before a tensor is built from them.
 #include "core/safetensors.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 
 namespace tg {
@@ -35,15 +33,6 @@ DType parse_dtype(const std::string& s, const std::string& file, const std::stri
   if (s == "BOOL") return boolean;
   throw ValueError(fmt::format("safetensors {}: tensor '{}' has unsupported dtype '{}' (F32, F64, I64, BOOL)", file,
                                key, s));
-}
-
-// Writes all of `data` to fd or throws.
-void write_all(int fd, const char* data, size_t n, const std::string& path) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, data, n);
-    if (w < 0) throw Error(fmt::format("save_safetensors {}: write failed: {}", path, std::strerror(errno)));
-    data += w, n -= size_t(w);
-  }
 }
 
 Tensor parse_entry(const nlohmann::json& e, std::string_view data, const std::string& file, const std::string& key,
@@ -109,39 +98,14 @@ void save_safetensors(const std::string& path, const TensorMap& tensors,
     throw ValueError(fmt::format("save_safetensors {}: a tensor name or metadata string is not valid UTF-8", path));
   }
   h.append((8 - h.size() % 8) % 8, ' ');  // pad so the data starts 8-byte aligned, as the reference writer does
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  check<Error>(fd >= 0, "save_safetensors {}: cannot open {}: {}", path, tmp, std::strerror(errno));
-  try {
-    uint64_t n = h.size();
-    char len[8];
-    for (int i = 0; i < 8; ++i) len[i] = char((n >> (8 * i)) & 0xff);
-    write_all(fd, len, 8, path);
-    write_all(fd, h.data(), h.size(), path);
-    for (const Tensor& c : contiguous)
-      write_all(fd, static_cast<const char*>(c.storage()->data) + c.offset() * dtype_size(c.dtype()),
-                size_t(c.numel() * dtype_size(c.dtype())), path);
-    check<Error>(::fsync(fd) == 0, "save_safetensors {}: fsync failed: {}", path, std::strerror(errno));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw Error(fmt::format("save_safetensors {}: rename failed: {}", path, std::strerror(errno)));
-  }
-  // The rename is durable only once the directory entry is on disk: without this, a power cut can leave
-  // the old file (or none) even though save returned.
-  const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  check<Error>(dfd >= 0, "save_safetensors {}: cannot open its directory {}: {}", path, dir, std::strerror(errno));
-  const bool synced = ::fsync(dfd) == 0;
-  const int err = errno;
-  ::close(dfd);
-  check<Error>(synced, "save_safetensors {}: fsync of directory {} failed: {}", path, dir, std::strerror(err));
+  const uint64_t n = h.size();
+  char len[8];
+  for (int i = 0; i < 8; ++i) len[i] = char((n >> (8 * i)) & 0xff);
+  std::vector<std::string_view> chunks = {{len, 8}, h};
+  for (const Tensor& c : contiguous)
+    chunks.emplace_back(static_cast<const char*>(c.storage()->data) + c.offset() * dtype_size(c.dtype()),
+                        size_t(c.numel() * dtype_size(c.dtype())));
+  write_file_atomic(path, chunks, "save_safetensors");
 }
 
 Safetensors parse_safetensors(std::string_view bytes, const std::string& name) {

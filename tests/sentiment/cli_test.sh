@@ -4,6 +4,7 @@
 # behaviours on a learning rate of 1e30; a model with sub-words through predict, eval and attend. Tiny made-up data, so each run takes a fraction of a second.
 # Usage: cli_test.sh path/to/sentiment
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../cli_expect.sh"  # fail, expect
 bin=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -26,19 +27,6 @@ JSON
 config 0.002 >tiny.json
 config 1e30 >absurd.json
 config 0.002 0 >batch0.json
-
-fail() { echo "FAIL: $*"; cat out.txt err.txt; exit 1; }
-# expect STATUS TEXT args...: runs `sentiment args...`, checks the exit status and that TEXT is in its output.
-expect() {
-  local status=$1 text=$2
-  shift 2
-  set +e
-  "$bin" --threads 1 "$@" >out.txt 2>err.txt
-  local got=$?
-  set -e
-  [[ $got == "$status" ]] || fail "sentiment $*: exit status $got, expected $status"
-  grep -qF -- "$text" out.txt err.txt || fail "sentiment $*: no '$text' in the output"
-}
 
 expect 0 "model written to run/" train --data data.tsv --config tiny.json --epochs 1 --out run
 [[ -f run/checkpoint.safetensors ]] || fail "no run/checkpoint.safetensors"
