@@ -22,9 +22,10 @@ constexpr bool is_f32 = std::is_same_v<T, float>;
 int64_t line_grain(int64_t n) { return std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(n, 1)); }
 
 // Calls f(base, n, stride) for every line of a split contiguous tensor, base the line's first element, over the
-// pool.
+// pool. Empty lines hold nothing to write, and their tensors may have no storage at all (a null base).
 template <class F>
 void for_lines(Around a, F f) {
+  if (a.n == 0) return;
   parallel_for(a.outer * a.inner, line_grain(a.n), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) f((r / a.inner) * a.n * a.inner + r % a.inner, a.n, a.inner);
   });
