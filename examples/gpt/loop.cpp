@@ -2,6 +2,7 @@
 // DataLoader, AdamW with the warmup + cosine schedule set per step, the non-finite guard before each step,
 // and at every eval interval the validation bits per byte, a metrics line, a checkpoint (model, optimizer,
 // loader and generator: a resumed run ends bit-identical to an uninterrupted one) and the learning curve.
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <numbers>
@@ -122,6 +123,7 @@ void evaluate(Run& run, tg::train::MetricsLogger& log, double train_nats, double
   fmt::print("step {:>5}/{}  train loss {:.4f}  valid loss {:.4f}  valid bpc {:.4f}  lr {:.2e}  {:.0f} tok/s\n",
              run.step, run.config.train.max_steps, train_nats, valid_bpc * std::numbers::ln2, valid_bpc, lr,
              double(tokens) / seconds);
+  std::fflush(stdout);  // a log file sees each evaluation as it happens
 }
 
 // One step on batch b: false when the guard rolled back instead (the step is not taken).

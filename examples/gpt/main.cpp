@@ -58,6 +58,8 @@ int run_train(TrainInputs in, TrainOptions o) {
   if (in.steps > 0) config.train.max_steps = in.steps;
   check_config(config);  // before the data is read
   o.seed = in.seed;
+  tg::check_blas();  // refuses a BLAS core that computes wrong products; warns of a slow one
+  if (const tg::BlasInfo b = tg::blas_info(); !b.warning.empty()) fmt::print(stderr, "warning: {}\n", b.warning);
   const Data d = prepare_data(in.data, splits_for(in.data, in.splits));
   fmt::print("data {}: {} training, {} validation, {} test bytes; vocabulary {} bytes\n", d.corpus_path, d.train.size(),
              d.valid.size(), d.test.size(), d.vocab.size());
@@ -72,7 +74,30 @@ int run_train(TrainInputs in, TrainOptions o) {
   return 0;
 }
 
-int run_eval(const std::string& dir, std::string data, std::string splits, const std::string& split) {
+// The logits of the first (up to) 4 non-overlapping windows of the separator + stream, with their tokens,
+// as JSON {"tokens": [[...]], "logits": [[[...]]]} (f32 values, exact in JSON's doubles): for torch_check.py.
+void write_logits(Gpt& model, const Data& d, const std::vector<int64_t>& stream, const std::string& path) {
+  std::vector<int64_t> ctx = d.separator;
+  ctx.insert(ctx.end(), stream.begin(), stream.end());
+  const int64_t T = std::min(model.config().block_size, int64_t(ctx.size())), B = std::min<int64_t>(4, int64_t(ctx.size()) / T);
+  const std::vector<int64_t> tokens(ctx.begin(), ctx.begin() + B * T);
+  tg::NoGradGuard no_grad;
+  const tg::Tensor logits = model.forward(tg::index_tensor(tokens, {B, T})).value();  // (B, T, V)
+  nlohmann::json j = {{"tokens", nlohmann::json::array()}, {"logits", nlohmann::json::array()}};
+  const std::vector<float> v = logits.to_vector<float>();
+  const int64_t V = logits.size(2);
+  for (int64_t b = 0; b < B; ++b) {
+    j["tokens"].push_back(std::vector<int64_t>(tokens.begin() + b * T, tokens.begin() + (b + 1) * T));
+    nlohmann::json rows = nlohmann::json::array();
+    for (int64_t t = 0; t < T; ++t) rows.push_back(std::vector<float>(v.begin() + (b * T + t) * V, v.begin() + (b * T + t + 1) * V));
+    j["logits"].push_back(rows);
+  }
+  write_text(path, j.dump() + "\n");
+  fmt::print("logits of {} windows of {} bytes written to {}\n", B, T, path);
+}
+
+int run_eval(const std::string& dir, std::string data, std::string splits, const std::string& split,
+             const std::string& logits_path) {
   LoadedModel m = load_model(dir);
   if (data.empty()) {  // the corpus the model was trained on, else the bundled one
     try {
@@ -91,6 +116,7 @@ int run_eval(const std::string& dir, std::string data, std::string splits, const
   fmt::print("{} ({} split, {} bytes): {:.4f} bits per byte (loss {:.4f} nats per byte); each byte predicted from at "
              "least {} bytes of context\n", d.corpus_path, split, stream.size(), bpc, bpc * std::numbers::ln2,
              m.config.model.block_size - stride);
+  if (!logits_path.empty()) write_logits(*m.model, d, stream, logits_path);
   return 0;
 }
 
@@ -213,6 +239,8 @@ int main(int argc, char** argv) {
   eval->add_option("--data", eval_data, "the corpus (default: the one the model was trained on, as its checkpoint "
                    "records it, else the bundled one)");
   eval->add_option("--splits", eval_splits, "its splits file (default: splits.txt beside the corpus)");
+  std::string logits;
+  eval->add_option("--logits", logits, "also write the logits of the split's first 4 windows as JSON (torch_check.py)");
   eval->add_option("--split", split, "the part to score")->check(CLI::IsMember({"test", "valid"}))->capture_default_str();
   for (CLI::App* a : {&app, train, sample, eval})
     a->add_option("--threads", threads, fmt::format("threads for kernels and BLAS, at most {} (default: all cores)",
@@ -228,7 +256,7 @@ int main(int argc, char** argv) {
       return run_train(in, topt);
     }
     if (*sample) return run_sample(model, sopt);
-    return run_eval(model, eval_data, eval_splits, split);
+    return run_eval(model, eval_data, eval_splits, split, logits);
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;
