@@ -4,6 +4,7 @@
 # and each bad input gets exit status 1 (or CLI11's 105 for a bad flag value) and one line naming it.
 # Usage: cli_test.sh path/to/gpt
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../cli_expect.sh"  # fail, expect
 bin=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -24,18 +25,6 @@ cat >tiny.json <<'JSON'
  "weight_decay": 0.1, "clip_grad_norm": 1.0, "eval_interval": 10, "eval_stride": 8}}
 JSON
 
-fail() { echo "FAIL: $*"; cat out.txt err.txt; exit 1; }
-# expect STATUS TEXT args...: runs `gpt args...`, checks the exit status and that TEXT is in its output.
-expect() {
-  local status=$1 text=$2
-  shift 2
-  set +e
-  "$bin" --threads 1 "$@" >out.txt 2>err.txt
-  local got=$?
-  set -e
-  [[ $got == "$status" ]] || fail "gpt $*: exit status $got, expected $status"
-  grep -qF -- "$text" out.txt err.txt || fail "gpt $*: no '$text' in the output"
-}
 
 expect 0 "model written to full/" train --data corpus.txt --config tiny.json --out full
 for f in model.safetensors vocab.json config.json metrics.jsonl learning_curve.svg checkpoint-20.safetensors; do
