@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `gpt` end to end on a tiny made-up corpus and a one-layer model (each run well under a second): train,
+# resume equals an uninterrupted run (byte-identical weights), sample is deterministic per seed, eval;
+# and each bad input gets exit status 1 (or CLI11's 105 for a bad flag value) and one line naming it.
+# Usage: cli_test.sh path/to/gpt
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../cli_expect.sh"  # fail, expect
+bin=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+
+# 60 documents in the fortune format; every 6th is validation, the one after it test.
+words=(the cat sat on a mat and dog ran to big red sun was warm)
+for i in $(seq 0 59); do
+  printf '%s %s %s %s.\n' "${words[i % 15]}" "${words[(i * 7) % 15]}" "${words[(i * 3 + 1) % 15]}" "${words[(i + 4) % 15]}"
+  ((i % 4)) || printf '\t\t-- Anon\n'
+  printf '%%\n'
+  case $((i % 6)) in 0) echo valid >&3 ;; 1) echo test >&3 ;; *) echo train >&3 ;; esac
+done >corpus.txt 3>splits.txt
+cat >tiny.json <<'JSON'
+{"name": "tiny", "model": {"block_size": 16, "d_model": 16, "num_heads": 2, "num_layers": 1, "dim_feedforward": 32,
+ "dropout": 0.1},
+ "train": {"max_steps": 20, "batch_size": 8, "lr": 0.01, "min_lr": 0.001, "warmup_steps": 5, "decay_steps": 20,
+ "weight_decay": 0.1, "clip_grad_norm": 1.0, "eval_interval": 10, "eval_stride": 8}}
+JSON
+
+
+expect 0 "model written to full/" train --data corpus.txt --config tiny.json --out full
+for f in model.safetensors vocab.json config.json metrics.jsonl learning_curve.svg checkpoint-20.safetensors; do
+  [[ -f full/$f ]] || fail "no full/$f"
+done
+grep -qF "valid bpc" out.txt || fail "no validation line"
+[[ $(wc -l <full/metrics.jsonl) == 2 ]] || fail "metrics.jsonl should hold steps 10 and 20"
+# Interrupted after 10 steps, then resumed (data, config and seed from the checkpoint): the same weights.
+expect 0 "model written to part/" train --data corpus.txt --config tiny.json --out part --steps 10
+expect 0 "resuming from part/checkpoint-10.safetensors: 10 of 20 steps done" train --resume part --steps 20
+cmp full/model.safetensors part/model.safetensors || fail "the resumed run's weights differ from the uninterrupted run's"
+[[ $(wc -l <part/metrics.jsonl) == 2 ]] || fail "part/metrics.jsonl should hold steps 10 and 20"
+expect 1 "error: resume: part/checkpoint-20.safetensors was trained with seed 0, not 5" train --resume part --seed 5
+sed 's/"d_model": 16/"d_model": 32/' tiny.json >wide.json
+expect 1 "is of another configuration; model.d_model is 16 there, 32 here" train --resume part --config wide.json
+expect 1 "error: model directory 'corpus.txt' does not exist or is not a directory" train --resume corpus.txt
+mkdir fresh && cp full/config.json fresh/
+expect 1 "error: resume: no checkpoint in 'fresh'" train --resume fresh
+
+# Sampling: streamed after the prompt, the same text for the same seed, other text for another.
+expect 0 "the cat" sample --model full --prompt "the cat" --tokens 40 --seed 3
+head -c 7 out.txt | grep -qxF "the cat" || fail "sample does not start with the prompt"
+cp out.txt seed3.txt
+expect 0 "the cat" sample --model full --prompt "the cat" --tokens 40 --seed 3
+cmp out.txt seed3.txt || fail "sample with the same seed gave other text"
+expect 0 "the cat" sample --model full --prompt "the cat" --tokens 40 --seed 4 --top-k 5 --top-p 0.9 --temperature 0.7
+! cmp -s out.txt seed3.txt || fail "sample with another seed and options gave the same text"
+[[ $(wc -c <seed3.txt) == 48 ]] || fail "sample printed $(wc -c <seed3.txt) bytes, expected 7 + 40 + a newline"
+# Longer than the context (16): the cache starts again from the last half context.
+expect 0 "the" sample --model full --prompt "the" --tokens 100 --seed 1
+expect 0 "bits per byte" eval --model full
+grep -qF "corpus.txt (test split" out.txt || fail "eval did not read the corpus the model was trained on"
+
+# Bad input.
+expect 1 "error: sample: --prompt: the character 'é' (bytes c3 a9) at byte offset 7 is not in the model's vocabulary" \
+  sample --model full --prompt "the cat$(printf '\xc3\xa9')"
+expect 105 "--tokens: expected a number in [1, 100000], got '0'" sample --model full --tokens 0
+expect 105 "--tokens: expected a number in [1, 100000], got '1000000000'" sample --model full --tokens 1000000000
+expect 105 "--temperature: expected a number in (0, 100], got '0'" sample --model full --temperature 0
+expect 105 "--temperature: expected a number in (0, 100], got '-1'" sample --model full --temperature -1
+expect 105 "--top-p: expected a number in (0, 1], got '0'" sample --model full --top-p 0
+expect 105 "--top-p: expected a number in (0, 1], got '1.5'" sample --model full --top-p 1.5
+expect 1 "error: sample: --top-k 100 is more than the vocabulary's" sample --model full --top-k 100
+: >empty.txt
+expect 1 "error: corpus 'empty.txt' is empty" train --data empty.txt --splits splits.txt --config tiny.json --out bad
+head -c 4096 "$bin" >binary.dat
+expect 1 "error: corpus 'binary.dat' is not text: a NUL byte at offset" train --data binary.dat --splits splits.txt \
+  --config tiny.json --out bad
+printf 'caf\xe9 au lait\n%%\n' >latin1.txt
+expect 1 "is not text: byte 0xe9 at offset 3 is not UTF-8" train --data latin1.txt --splits splits.txt --out bad
+head -5 splits.txt >short.txt
+expect 1 "has 5 lines, fewer than corpus 'corpus.txt' has documents" train --data corpus.txt --splits short.txt --out bad
+# A sentiment model directory (its config.json as `sentiment train` writes it, shortened).
+mkdir senti
+printf '{"name": "default", "model": {"vocab_size": 50, "num_classes": 2}, "train": {"epochs": 8}}\n' >senti/config.json
+touch senti/model.safetensors senti/vocab.txt senti/checkpoint.safetensors
+for cmd in "sample --model senti" "eval --model senti" "train --resume senti"; do
+  expect 1 "error: model directory 'senti' holds a sentiment classifier" $cmd
+done
+expect 1 "error: model directory 'nowhere' does not exist or is not a directory" sample --model nowhere
+expect 1 "error: unknown config 'big'" train --data corpus.txt --config big --out bad
+echo '{"model": {"width": 3}}' >width.json
+expect 1 "error: config: unknown key 'model.width'" train --data corpus.txt --config width.json --out bad
+echo "gpt CLI: train, resume, sample, eval and bad input OK"
