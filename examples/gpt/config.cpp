@@ -82,7 +82,10 @@ void to_json(nlohmann::json& j, const Config& c) {
   Config copy = c;
   j = {{"kind", "gpt"}, {"name", c.name}};
   for (const auto& [section, keys] : fields(copy))
-    for (const auto& [key, field] : keys) std::visit([&](auto* p) { j[section][key] = *p; }, field);
+    for (const auto& [key, field] : keys) {
+      nlohmann::json& slot = j[section][key];  // a lambda may not name a structured binding (clang 14)
+      std::visit([&slot](auto* p) { slot = *p; }, field);
+    }
 }
 
 void from_json(const nlohmann::json& j, Config& c) {

@@ -103,7 +103,8 @@ TEST_CASE("load_model: tampered metadata is a ValueError naming the file and wha
       {R"({"type": "Sequential", "options": {"layers": [["0", {"type": "Dense"}]]}})", "needs \"type\" and \"options\""},
   };
   for (const auto& [architecture, message] : bad) {
-    CAPTURE(architecture);
+    const std::string& json = architecture;  // CAPTURE cannot see a structured binding (clang 14)
+    CAPTURE(json);
     TempFile file;
     write_model(file, architecture, {{"weight", zeros({3, 4})}, {"bias", zeros({3})}});
     check_load_error<ValueError>(file, message);
@@ -120,7 +121,8 @@ TEST_CASE("load_model: tampered sizes and paddings of a convolution are bad opti
       {R"("kernel_size": [3, 3], "padding": "sizes"}})", "read back as"},
   };
   for (const auto& [tail, message] : bad) {
-    CAPTURE(tail);
+    const std::string& options_tail = tail;  // CAPTURE cannot see a structured binding (clang 14)
+    CAPTURE(options_tail);
     TempFile file;
     write_model(file, head + tail, {{"weight", zeros({4, 2, 3, 3})}});
     check_load_error<ValueError>(file, message);
