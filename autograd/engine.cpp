@@ -1,8 +1,8 @@
 // The backward engine. It walks the graph behind the roots in reverse topological order (latest recorded
 // first: iterative, so deep graphs do not overflow the stack), sums the gradients that
 // reach each node, un-broadcasts each input gradient to its input's shape once, checks shapes, versions
-// and (under AnomalyGuard) finiteness, runs gradient hooks, accumulates into leaves, and frees the graph unless
-// asked not to.
+// and (under AnomalyGuard) finiteness, runs gradient hooks, accumulates into leaves, tells hooked leaves when
+// their gradient is final, and frees the graph unless asked not to.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -150,39 +150,70 @@ Variable run_hooks(const AutogradMeta& m, Variable g) {
   return g;
 }
 
-// Gradients of hooked leaves, summed over the leaf's uses and passed through its hooks once at the end of
-// the walk, as PyTorch's AccumulateGrad node receives one summed gradient. Leaves without hooks go straight
-// to the sink.
-class Leaves {
+// Leaves with hooks (register_hook, register_post_accumulate_grad_hook), each with the slot of the node that is
+// its last use: once that node has run, nothing adds to its gradient. A leaf's gradients are summed here and
+// go through its register_hook hooks once, into the sink, at that point, as PyTorch's AccumulateGrad node
+// receives one summed gradient; then its post-accumulate hooks run (backward only). Leaves without hooks go
+// straight to the sink, and a backward with no hooked leaf costs one pass over the edges.
+class HookedLeaves {
  public:
-  explicit Leaves(const Sink& sink) : sink_(sink) {}
-  void add(const std::shared_ptr<AutogradMeta>& m, const Variable& g) {
-    if (m->hooks.empty()) return sink_.leaf(m, g);
-    auto it = std::find_if(pending_.begin(), pending_.end(), [&](const auto& p) { return p.first == m; });
-    if (it == pending_.end()) pending_.emplace_back(m, g);
-    else accumulate(it->second, Variable(g));
+  HookedLeaves(const Sink& sink, const std::vector<Variable>& roots, const std::vector<std::shared_ptr<Node>>& nodes)
+      : sink_(sink) {
+    for (size_t i = 0; i < roots.size(); ++i) use(roots[i].meta(), -1, int(i));  // -1: a root no node uses
+    for (size_t s = 0; s < nodes.size(); ++s)
+      for (size_t i = 0; i < nodes[s]->inputs.size(); ++i) use(nodes[s]->inputs[i].meta, int(s), int(i));
+    std::sort(leaves_.begin(), leaves_.end(), [](const Leaf& a, const Leaf& b) {
+      return std::pair(a.slot, a.input) < std::pair(b.slot, b.input);
+    });
+    for (size_t i = 0; i < leaves_.size(); ++i) where_[leaves_[i].meta.get()] = i;
   }
-  void flush() {
-    for (auto& [m, g] : pending_) sink_.leaf(m, run_hooks(*m, std::move(g)));
-    pending_.clear();
+  void add(const std::shared_ptr<AutogradMeta>& m, const Variable& g) {
+    auto it = where_.find(m.get());
+    if (m->hooks.empty() || it == where_.end()) return sink_.leaf(m, g);
+    accumulate(leaves_[it->second].sum, Variable(g));
+  }
+  // The leaves whose gradient is final once the node in `slot` has run (-1: before the first).
+  void finish(int slot) {
+    for (; next_ < leaves_.size() && leaves_[next_].slot == slot; ++next_) {
+      Leaf& l = leaves_[next_];
+      if (l.sum.defined()) sink_.leaf(l.meta, run_hooks(*l.meta, std::move(l.sum)));
+      if (sink_.captured) continue;
+      const auto hooks = l.meta->post_accumulate_hooks;  // copied: a hook may remove itself
+      for (const auto& [handle, hook] : hooks) hook(l.meta->grad ? l.meta->grad->value() : Tensor());
+    }
   }
 
  private:
+  struct Leaf {
+    int slot, input;  // input: which of the node's inputs (or which root); orders the leaves of one slot
+    std::shared_ptr<AutogradMeta> meta;
+    Variable sum;  // the gradients summed so far, for leaves with register_hook hooks
+  };
+  void use(const std::shared_ptr<AutogradMeta>& m, int slot, int input) {
+    if (!m || m->grad_fn || (m->hooks.empty() && m->post_accumulate_hooks.empty())) return;
+    auto [it, fresh] = where_.emplace(m.get(), leaves_.size());
+    if (fresh) leaves_.push_back({slot, input, m, Variable()});
+    else leaves_[it->second].slot = slot, leaves_[it->second].input = input;
+  }
+
   const Sink& sink_;
-  std::vector<std::pair<std::shared_ptr<AutogradMeta>, Variable>> pending_;
+  std::vector<Leaf> leaves_;
+  std::unordered_map<AutogradMeta*, size_t> where_;  // index in leaves_
+  size_t next_ = 0;
 };
 
 void run(const std::vector<Variable>& roots, const std::vector<Variable>& root_grads, bool retain_graph,
          const Sink& sink) {
   const std::vector<std::shared_ptr<Node>> nodes = collect(roots);
   std::vector<Variable> buffer(nodes.size());  // by slot: the gradient summed so far (undefined: none yet)
-  Leaves leaves(sink);
+  HookedLeaves leaves(sink, roots, nodes);
   for (size_t i = 0; i < roots.size(); ++i) {
     if (const Node* n = roots[i].meta() ? roots[i].meta()->grad_fn.get() : nullptr)
       accumulate(buffer[n->slot], Variable(root_grads[i]));
     else if (roots[i].requires_grad()) leaves.add(roots[i].meta(), root_grads[i]);
   }
   GradModeGuard mode(sink.create_graph);
+  leaves.finish(-1);
   for (size_t slot = 0; slot < nodes.size(); ++slot) {
     Node* n = nodes[slot].get();
     if (buffer[slot].defined()) {
@@ -201,8 +232,8 @@ void run(const std::vector<Variable>& roots, const std::vector<Variable>& root_g
       }
     }
     if (!retain_graph) n->release();
+    leaves.finish(int(slot));
   }
-  leaves.flush();
 }
 
 }  // namespace

@@ -67,6 +67,20 @@ void Variable::remove_hook(int handle) {
   check<ValueError>(removed, "remove_hook: no hook with handle {} on this variable", handle);
 }
 
+int Variable::register_post_accumulate_grad_hook(PostAccumulateGradHook hook) {
+  check<ValueError>(requires_grad() && is_leaf(), "register_post_accumulate_grad_hook: the variable (shape {}) is not "
+                    "a leaf that requires grad", shape());
+  check<ValueError>(bool(hook), "register_post_accumulate_grad_hook: empty hook");
+  meta_->post_accumulate_hooks.emplace_back(meta_->next_hook, std::move(hook));
+  return meta_->next_hook++;
+}
+
+void Variable::remove_post_accumulate_grad_hook(int handle) {
+  const bool removed =
+      meta_ && std::erase_if(meta_->post_accumulate_hooks, [&](const auto& h) { return h.first == handle; }) > 0;
+  check<ValueError>(removed, "remove_post_accumulate_grad_hook: no hook with handle {} on this variable", handle);
+}
+
 Variable Variable::reshape(const Shape& s) const { return tg::reshape(*this, s); }
 Variable Variable::flatten(int64_t start, int64_t end) const { return tg::flatten(*this, start, end); }
 Variable Variable::transpose(int64_t d0, int64_t d1) const { return tg::transpose(*this, d0, d1); }

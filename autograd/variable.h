@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autograd/small_vector.h"
@@ -19,6 +20,9 @@ class Variable;
 /// A hook on a variable's gradient (Variable::register_hook): returns a replacement, or an undefined
 /// Variable to keep the gradient as it is.
 using GradHook = std::function<Variable(const Variable& grad)>;
+/// Called once per backward when a leaf's gradient is final (Variable::register_post_accumulate_grad_hook),
+/// with the leaf's accumulated grad() (undefined when it has none).
+using PostAccumulateGradHook = std::function<void(const Tensor& grad)>;
 
 /// Autograd state shared by every handle of one Variable.
 struct AutogradMeta {
@@ -27,6 +31,7 @@ struct AutogradMeta {
   bool requires_grad = false;
   bool retains_grad = false;
   std::vector<std::pair<int, GradHook>> hooks;  ///< register_hook's, by handle, in registration order
+  std::vector<std::pair<int, PostAccumulateGradHook>> post_accumulate_hooks;  ///< by handle, in order
   int next_hook = 0;
 };
 
@@ -80,6 +85,14 @@ class Variable {
   int register_hook(GradHook hook);
   /// ValueError for a handle that is not registered on this variable.
   void remove_hook(int handle);
+  /// On a leaf: calls hook(grad()) in each backward as soon as no node still to run can add to this leaf's
+  /// gradient, i.e. right after its last use in the graph is differentiated, not at the end of the walk (as
+  /// PyTorch's register_post_accumulate_grad_hook; DistributedDataParallel starts its allreduce there). Not
+  /// called when the backward does not reach the leaf, nor by grad(). Returns a handle for
+  /// remove_post_accumulate_grad_hook. ValueError on a non-leaf or a leaf that does not require grad.
+  int register_post_accumulate_grad_hook(PostAccumulateGradHook hook);
+  /// ValueError for a handle that is not registered on this variable.
+  void remove_post_accumulate_grad_hook(int handle);
   /// The same value, cut from the graph (no gradient flows through it).
   Variable detach() const { return Variable(value_); }
   const std::shared_ptr<AutogradMeta>& meta() const { return meta_; }
