@@ -3,6 +3,7 @@
 // functions/{elementwise,reduce,shape,linalg,nn,attention,conv,pool}.cpp. Binary functions broadcast like NumPy; the
 // engine sums broadcast gradients back to each input's shape.
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "autograd/node.h"
@@ -121,6 +122,42 @@ Variable stack(const std::vector<Variable>& xs, int64_t dim);
 /// Pieces of x along dim, of the given sizes (torch.split), as views; their gradients are joined into one
 /// tensor of x's shape. ShapeError when the sizes are negative or do not add up to x's size along dim.
 std::vector<Variable> split(const Variable& x, const std::vector<int64_t>& sizes, int64_t dim);
+
+// ---- indexing, einsum and ordering (functions/index.cpp, einsum.cpp, order.cpp) ----
+// Indices are i64 and checked as core's (core/ops.h): IndexError naming an index outside [0, size) and the size,
+// ShapeError naming the shapes.
+/// y[..i..] = x[..index[..i..]..] along dim (torch.gather): index has x's ndim, sizes <= x's off dim; y has
+/// index's shape. The gradient adds up at repeated indices (scatter_add, its adjoint).
+Variable gather(const Variable& x, int64_t dim, const Tensor& index);
+/// x with y[..index[..i..]..] = source[..i..] along dim (torch.scatter); index (sizes <= source's, and <= x's
+/// off dim) reads source's leading corner. Gradients: 0 for x where written (PyTorch's); source's entries get dy
+/// at their positions, except an entry a later repeat overwrote (the last in index's row-major order wins), which
+/// gets 0: PyTorch leaves that order unspecified and gives every repeat dy.
+Variable scatter(const Variable& x, int64_t dim, const Tensor& index, const Variable& source);
+/// x with every position index names along dim set to value; its gradient 0 there.
+Variable scatter(const Variable& x, int64_t dim, const Tensor& index, double value);
+/// x with source added where index points (torch.scatter_add; repeats add up); dsource = gather(dy).
+Variable scatter_add(const Variable& x, int64_t dim, const Tensor& index, const Variable& source);
+/// x with source's slices added at index (1-D) along dim (torch.index_add; repeats add up); source has x's shape
+/// with index.numel() along dim. dsource = index_select(dy).
+Variable index_add(const Variable& x, int64_t dim, const Tensor& index, const Variable& source);
+/// Einstein summation as torch.einsum: "ij,jk->ik", implicit output (the letters found once, in code order:
+/// upper case first) or explicit after "->", a letter repeated in one operand takes its diagonal, "..." stands
+/// for broadcast dims (summed when the explicit output omits it), and a size-1 dim broadcasts against its
+/// label's size. Composed of permute, reshape, slice, sum, mul and matmul (two operands sharing a summed letter
+/// go through one batched matmul), so the gradients are theirs. ValueError for a malformed equation, ShapeError
+/// for sizes that do not fit; both name the equation and the operands' shapes.
+Variable einsum(const std::string& equation, const std::vector<Variable>& operands);
+/// x sorted along dim and the indices the values came from (core's sort: stable, NaN largest); the gradient goes
+/// back to those positions.
+VariableIndices sort(const Variable& x, int64_t dim = -1, bool descending = false);
+/// The k largest (smallest) along dim, sorted, ties in index order (core's topk); the gradient goes back to
+/// their positions, 0 elsewhere.
+VariableIndices topk(const Variable& x, int64_t k, int64_t dim = -1, bool largest = true);
+/// Indices, without gradient: core's argsort, argmax and argmin (first occurrence on ties) of x's value.
+Tensor argsort(const Variable& x, int64_t dim = -1, bool descending = false);
+Tensor argmax(const Variable& x, int64_t dim, bool keepdim = false);
+Tensor argmin(const Variable& x, int64_t dim, bool keepdim = false);
 
 // ---- linear algebra (functions/linalg.cpp) ----
 /// PyTorch matmul semantics (1-D, 2-D, batched with broadcast batch dims); dA = dC·Bᵀ, dB = Aᵀ·dC.

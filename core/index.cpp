@@ -1,5 +1,5 @@
 // Indexing and joining: index_select / index_add (embedding lookup and its gradient), embedding bags (sums
-// of looked-up rows and their gradient), gather / scatter_add (picking one logit per row and its gradient),
+// of looked-up rows and their gradient), gather / scatter / scatter_add (picking one logit per row and its gradient),
 // cat and stack. Every index is checked here; the loops run in the kernel room (core/cpu/index.cpp).
 #include "core/cpu/kernels.h"
 #include "core/kernel_util.h"
@@ -143,21 +143,52 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   return out;
 }
 
-Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source) {
-  detail::check_defined(x, "scatter_add");
-  detail::check_defined(source, "scatter_add", "the source");
-  dim = normalize_dim(dim, x.dim(), "scatter_add");
-  check<DTypeError>(x.dtype() == source.dtype(), "scatter_add: dtypes differ: {} vs {}", x.dtype(), source.dtype());
-  check<ShapeError>(source.shape() == index.shape(), "scatter_add: source shape {} differs from index shape {}",
-                    source.shape(), index.shape());
-  Tensor out = x.clone(), s = source.contiguous();
-  detail::dispatch_arith(x.dtype(), "scatter_add", [&](auto z) {
+namespace {
+
+// The part of source that index addresses: its leading corner of index's shape (PyTorch lets source be larger).
+Tensor source_corner(const Tensor& source, const Tensor& index, const char* op) {
+  detail::check_defined(source, op, "the source");
+  detail::check_defined(index, op, "the index");
+  bool fits = source.dim() == index.dim();
+  for (int64_t d = 0; fits && d < index.dim(); ++d) fits = index.size(d) <= source.size(d);
+  check<ShapeError>(fits, "{}: index shape {} exceeds source shape {}", op, index.shape(), source.shape());
+  Tensor s = source;
+  for (int64_t d = 0; d < index.dim(); ++d) s = s.narrow(d, 0, index.size(d));
+  return s.contiguous();
+}
+
+// A copy of x with the source's entries written (or with `add` added) where index points, in index's row-major
+// order, so that among repeated positions the last write wins.
+Tensor scattered(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, bool add, const char* op) {
+  detail::check_defined(x, op);
+  dim = normalize_dim(dim, x.dim(), op);
+  Tensor s = source_corner(source, index, op);
+  check<DTypeError>(x.dtype() == s.dtype(), "{}: dtypes differ: {} vs {}", op, x.dtype(), s.dtype());
+  Tensor out = x.clone();
+  detail::dispatch(x.dtype(), [&](auto z) {
     using T = decltype(z);
     const T* ps = s.data<T>();
     T* po = out.data<T>();
-    for_each_gathered(x, dim, index, "scatter_add", [&](int64_t p, int64_t off) { po[off] += ps[p]; });
+    for_each_gathered(x, dim, index, op, [&](int64_t p, int64_t off) { po[off] = add ? T(po[off] + ps[p]) : ps[p]; });
   });
   return out;
+}
+
+}  // namespace
+
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source) {
+  return scattered(x, dim, index, source, false, "scatter");
+}
+
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, double value) {
+  detail::check_defined(x, "scatter");
+  detail::check_defined(index, "scatter", "the index");
+  return scattered(x, dim, index, full(index.shape(), value, x.dtype()), false, "scatter");
+}
+
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source) {
+  check<DTypeError>(x.dtype() != boolean, "scatter_add: not defined for bool tensors (convert with to())");
+  return scattered(x, dim, index, source, true, "scatter_add");
 }
 
 Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {

@@ -123,7 +123,22 @@ struct ValuesIndices {
 };
 ValuesIndices max(const Tensor& x, int64_t dim, bool keepdim = false);
 ValuesIndices min(const Tensor& x, int64_t dim, bool keepdim = false);
+/// The index of the first maximum (minimum) along `dim`, as torch.argmax / argmin: ties give the lowest index, a
+/// NaN wins. IndexError over an empty dim.
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false);
+
+// ---- ordering (order.cpp) ----
+/// x sorted along `dim`, ascending or descending, and the i64 indices the values came from (torch.sort with
+/// stable=True): ties keep their order in x, NaN counts as larger than every number. Same shape as x.
+/// f32, f64, i64 (DTypeError for bool); IndexError for a bad dim.
+ValuesIndices sort(const Tensor& x, int64_t dim = -1, bool descending = false);
+/// sort's indices alone (torch.argsort(stable=True)).
+Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
+/// The k largest (or smallest) entries along `dim` and their indices, sorted (largest first, or smallest first):
+/// the first k of sort's order, so ties come in index order (PyTorch's topk leaves their order unspecified).
+/// x's shape with k along dim. IndexError for a bad dim or k outside [0, size of dim].
+ValuesIndices topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true);
 
 // ---- linear algebra ----
 /// PyTorch matmul: 1-D·1-D dot, 2-D @ 2-D, batched (..., M, K) @ (..., K, N) with broadcast batch dims,
@@ -200,7 +215,14 @@ Tensor embedding_bag_sum(const Tensor& weight, const Tensor& index, int64_t padd
 Tensor embedding_bag_sum_backward(const Tensor& dy, const Tensor& index, int64_t num_embeddings, int64_t padding_idx);
 /// out[..i..] = x[..index[..i..]..] along `dim`; index has x's ndim and sizes ≤ x's off `dim`.
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
-/// A copy of x with source added at the positions `index` names along `dim` (the adjoint of gather).
+/// A copy of x with out[..index[..i..]..] = source[..i..] along `dim` (torch.scatter): index (i64) has x's ndim,
+/// sizes ≤ source's and ≤ x's off `dim`; only source's leading corner of index's shape is read. Among repeated
+/// positions the last in index's row-major order wins (PyTorch leaves it unspecified). ShapeError for those
+/// shapes, IndexError naming an index outside [0, x.size(dim)), DTypeError when the dtypes differ.
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
+/// The same with every addressed position set to `value` (torch.scatter's scalar form).
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, double value);
+/// As scatter, with source added instead of written (repeats add up): the adjoint of gather. Not for bool.
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
 /// Concatenation along `dim`; all shapes equal off `dim`, all dtypes equal.
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);

@@ -133,5 +133,8 @@ ValuesIndices min(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x
 Tensor argmax(const Tensor& x, int64_t dim, bool keepdim) {
   return extreme(x, {dim}, keepdim, "argmax", true).indices;
 }
+Tensor argmin(const Tensor& x, int64_t dim, bool keepdim) {
+  return extreme(x, {dim}, keepdim, "argmin", false).indices;
+}
 
 }  // namespace tg

@@ -11,14 +11,6 @@
 namespace tg {
 namespace {
 
-// The adjoint of index_select: zeros of `shape` with src added at `index` along dim (repeats add up).
-Variable index_select_backward(const Variable& src, const Shape& shape, int64_t dim, const Tensor& index) {
-  Tensor out = index_add(zeros(shape, src.dtype()), dim, index, src.value());
-  return record("index_select_backward", out, {src}, [dim, index](const Variable& d, const Variable&) -> Grads {
-    return {index_select(d, dim, index)};
-  });
-}
-
 // The adjoint of embedding_bag: (V, D) zeros with each bag's row of d added at its entries. Its own adjoint
 // is embedding_bag again.
 Variable embedding_bag_backward(const Variable& d, const Tensor& bags, int64_t V, int64_t padding_idx) {
@@ -169,11 +161,11 @@ Variable layer_norm(const Variable& x, int64_t k, const Variable& weight, const 
   });
 }
 
+// y = x's slices at index along dim.  dx = zeros with dy's slices added at index (repeats add up).
 Variable index_select(const Variable& x, int64_t dim, const Tensor& index) {
-  Shape shape = x.shape();
   return record("index_select", tg::index_select(x.value(), dim, index), {x},
-                [shape, dim, index](const Variable& dy, const Variable&) -> Grads {
-                  return {index_select_backward(dy, shape, dim, index)};
+                [shape = x.shape(), dim, index](const Variable& dy, const Variable&) -> Grads {
+                  return {index_add(Variable(zeros(shape, dy.dtype())), dim, index, dy)};
                 });
 }
 

@@ -316,6 +316,14 @@ void extreme_rows(const T* x, int64_t rows, int64_t len, bool largest, T* values
 /// j (exact order, the same bits on every target).
 void add_columns_f32(const float* src, int64_t len, int64_t stride, int64_t m, double* acc);
 
+// ---- sorting (sort.cpp) ----
+
+/// The first k (<= len) entries of each of `rows` contiguous rows of len in order, ascending or with
+/// `descending` descending, NaN above every number and ties in index order (a stable sort, as PyTorch's
+/// stable=True): values and indices (rows, k). T = float, double or int64_t.
+template <class T>
+void sort_rows(const T* x, int64_t rows, int64_t len, int64_t k, bool descending, T* values, int64_t* indices);
+
 // ---- convolution windows (im2col.cpp): f32 and f64 ----
 
 /// A sliding window over N images of C planes H x W, one after another: kernel kh x kw, stride (sh, sw),

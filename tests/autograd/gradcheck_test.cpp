@@ -206,8 +206,44 @@ const std::vector<GradCase>& cases() {
       {"rms_norm", {{2, 3, 4}, {3, 4}}, [](const Inputs& x) { return rms_norm(x[0], 2, x[1], 1e-6); }},
       {"rms_norm", {{3, 4}}, [](const Inputs& x) { return rms_norm(x[0], 1, Variable()); }},
       {"index_select", {{4, 3}}, [](const Inputs& x) { return index_select(x[0], 0, index_tensor({3, 0, 3}, {3})); }},
-      {"index_select_backward", {{4, 3}},
-       [](const Inputs& x) { return index_select(x[0], 1, index_tensor({2, 2}, {2})); }},
+      {"index_select", {{4, 3}}, [](const Inputs& x) { return index_select(x[0], 1, index_tensor({2, 2}, {2})); }},
+      // Indexing, einsum and ordering (functions/index.cpp, einsum.cpp, order.cpp); repeated indices throughout.
+      {"gather", {{3, 4}}, [](const Inputs& x) { return gather(x[0], 1, index_tensor({3, 0, 3, 1, 1, 1}, {3, 2})); }},
+      {"gather", {{4, 3}}, [](const Inputs& x) {  // a transposed x, dim 0, an index smaller than x off dim
+         return gather(x[0].mT(), 0, index_tensor({1, 0, 2, 1, 2, 2}, {2, 3}));
+       }},
+      {"scatter", {{3, 4}, {2, 3}}, [](const Inputs& x) {  // row 0 writes column 1 twice: the second write wins
+         return scatter(x[0], 1, index_tensor({1, 3, 1, 0, 2, 3}, {2, 3}), x[1]);
+       }},
+      {"scatter", {{4, 3}, {3, 3}}, [](const Inputs& x) {  // dim 0, source larger than the index
+         return scatter(x[0], 0, index_tensor({2, 0, 3, 0, 0, 1}, {2, 3}), x[1]);
+       }},
+      {"scatter_value", {{3, 4}}, [](const Inputs& x) { return scatter(x[0], -1, index_tensor({0, 0, 2}, {3, 1}), 1.5); }},
+      {"scatter_add", {{3, 4}, {3, 3}}, [](const Inputs& x) {  // source larger than the index; repeats add up
+         return scatter_add(x[0], 1, index_tensor({1, 1, 3, 0, 2, 2}, {2, 3}), x[1]);
+       }},
+      {"scatter_add", {{2, 3, 2}, {2, 2, 2}}, [](const Inputs& x) {
+         return scatter_add(x[0], 1, index_tensor({0, 2, 2, 2, 1, 0, 1, 1}, {2, 2, 2}), x[1]);
+       }},
+      {"index_add", {{4, 3}, {3, 3}}, [](const Inputs& x) { return index_add(x[0], 0, index_tensor({3, 0, 3}, {3}), x[1]); }},
+      {"index_add", {{2, 4}, {2, 3}}, [](const Inputs& x) { return index_add(x[0], -1, index_tensor({1, 1, 2}, {3}), x[1]); }},
+      {"gather", {{3, 5}}, [](const Inputs& x) { return sort(x[0], 1).values; }},  // sort and topk gather their values
+      {"gather", {{4, 3}}, [](const Inputs& x) { return sort(x[0], 0, true).values * x[0]; }},
+      {"gather", {{3, 5}}, [](const Inputs& x) { return topk(x[0], 2, -1).values; }},
+      {"gather", {{5, 2}}, [](const Inputs& x) { return topk(x[0].mT(), 3, 1, false).values; }},
+      {"einsum", {{2, 3}, {3, 4}}, [](const Inputs& x) { return einsum("ij,jk->ik", {x[0], x[1]}); }},  // matmul
+      {"einsum", {{2, 3, 4}, {2, 4, 5}}, [](const Inputs& x) { return einsum("bij,bjk->bik", {x[0], x[1]}); }},
+      {"einsum", {{3, 3}}, [](const Inputs& x) { return einsum("ii", {x[0]}); }},  // trace
+      {"einsum", {{2, 3, 3}}, [](const Inputs& x) { return einsum("bii->bi", {x[0]}); }},  // diagonals
+      {"einsum", {{2, 3}, {4, 3}}, [](const Inputs& x) { return einsum("ij,kj", {x[0], x[1]}); }},  // implicit
+      {"einsum", {{2, 1, 2, 3}, {4, 2, 3}}, [](const Inputs& x) {  // ellipsis broadcast, batched matmul
+         return einsum("...ij,...jk->...ik", {x[0], x[1].mT()});
+       }},
+      {"einsum", {{3}, {4}, {3, 4}}, [](const Inputs& x) { return einsum("i,j,ij->", {x[0], x[1], x[2]}); }},
+      {"einsum", {{2, 3}, {2, 3}}, [](const Inputs& x) { return einsum("ij,ij->i", {x[0], x[1]}); }},  // mul path
+      {"einsum", {{2, 1}, {3, 4}}, [](const Inputs& x) { return einsum("ij,jk->ik", {x[0], x[1]}); }},  // j broadcast
+      {"einsum", {{2, 3, 4}}, [](const Inputs& x) { return einsum("a...->...a", {x[0]}); }},
+      {"einsum", {{2, 3, 2}, {3, 5}}, [](const Inputs& x) { return einsum("iji,jk->k", {x[0], x[1]}); }},
       {"embedding", {{5, 3}}, [](const Inputs& x) { return embedding(x[0], index_tensor({1, 4, 1, 0}, {2, 2})); }},  // repeats add up
       {"embedding_bag", {{5, 3}},  // (2, 2, 3) bags: repeats add up, padding row 0 left out
        [](const Inputs& x) { return embedding_bag(x[0], index_tensor({1, 4, 1, 0, 0, 0, 2, 2, 3, 4, 4, 0}, {2, 2, 3}), 0); }},
@@ -316,7 +352,8 @@ TEST_CASE("second derivatives match finite differences for the core families") {
                                         "mul", "div", "exp", "log", "tanh", "sigmoid", "gelu", "pow", "sum", "mean",
                                         "var", "logsumexp", "matmul", "linear", "softmax", "log_softmax", "layer_norm",
                                         "cross_entropy", "sqrt", "erf", "slice", "split", "split_piece", "index_select",
-                                        "embedding", "embedding_bag", "embedding_bag_backward",
+                                        "embedding", "embedding_bag", "embedding_bag_backward", "gather", "scatter",
+                                        "scatter_value", "scatter_add", "index_add", "einsum",
                                         "scaled_dot_product_attention", "attention_weights", "attention_softmax_grad",
                                         "attention_dropout", "matmul_as", "relu", "dropout", "relu_dropout",
                                         "batch_norm", "group_norm", "rms_norm",

@@ -146,6 +146,22 @@ TEST_CASE("scatter_add accumulates into a copy and is the adjoint of gather") {
   }
 }
 
+TEST_CASE("scatter writes a source or a value into a copy, the last repeat winning, from a larger source") {
+  const Tensor x = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, f64);
+  const Tensor idx = index_tensor({2, 0, 2, 1}, {2, 2});  // row 0 writes column 2, then 0; row 1 column 2, then 1
+  const Tensor src = tensor({10, 20, 99, 30, 40, 99}, {2, 3}, f64);  // column 2 lies outside the index
+  check_tensor(scatter(x, 1, idx, src), {2, 3}, {20, 2, 10, 4, 40, 30}, 0, 0);
+  check_tensor(scatter(x, 1, index_tensor({1, 1}, {1, 2}), src), {2, 3}, {1, 20, 3, 4, 5, 6}, 0, 0);  // 20 wins
+  check_tensor(scatter(x, 0, index_tensor({1, 0}, {1, 2}), -1.0), {2, 3}, {1, -1, 3, -1, 5, 6}, 0, 0);
+  check_tensor(scatter(index_tensor({1, 2, 3}, {3}), 0, index_tensor({2}, {1}), 7.0), {3}, {1, 2, 7}, 0, 0);  // i64
+  check_tensor(scatter_add(x, 1, index_tensor({0, 0}, {1, 2}), src), {2, 3}, {31, 2, 3, 4, 5, 6}, 0, 0);
+  check_tensor(x, {2, 3}, {1, 2, 3, 4, 5, 6}, 0, 0);
+  CHECK_THROWS_WITH_AS(scatter(x, 1, index_tensor({0, 1, 2, 0}, {1, 4}), src),
+                       "scatter: index shape (1, 4) exceeds source shape (2, 3)", ShapeError);
+  CHECK_THROWS_WITH_AS(scatter(x, 1, index_tensor({3}, {1, 1}), 0.0), "scatter: index 3 is out of range [0, 3)",
+                       IndexError);
+}
+
 TEST_CASE("cat along each dim, from strided, zero-size and i64/bool pieces") {
   Tensor a = tensor({1, 2, 3, 4, 5, 6}, {2, 3}), b = tensor({7, 8, 9}, {1, 3});
   check_tensor(cat({a, b}, 0), {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
@@ -213,8 +229,8 @@ TEST_CASE("index and join errors name the shapes and dtypes") {
                        doctest::Contains("gather: index shape (1,) and input shape (3, 4) differ in ndim"), ShapeError);
   CHECK_THROWS_WITH_AS(gather(x, 0, index_tensor({0, 0, 0, 0, 0}, {1, 5})),
                        doctest::Contains("gather: index shape (1, 5) exceeds input shape (3, 4) at dim 1"), ShapeError);
-  CHECK_THROWS_WITH_AS(scatter_add(x, 0, index_tensor({0, 0}, {1, 2}), ones({1, 3})),
-                       doctest::Contains("scatter_add: source shape (1, 3) differs from index shape (1, 2)"), ShapeError);
+  CHECK_THROWS_WITH_AS(scatter_add(x, 0, index_tensor({0, 0, 0}, {1, 3}), ones({1, 2})),  // a larger source is read
+                       doctest::Contains("scatter_add: index shape (1, 3) exceeds source shape (1, 2)"), ShapeError);
   CHECK_THROWS_WITH_AS(cat({x, ones({3, 4}, i64)}, 0), doctest::Contains("cat: dtypes differ: f32 vs i64"), DTypeError);
   CHECK_THROWS_WITH_AS(cat({x, ones({2, 3})}, 0), doctest::Contains("cat: shapes (3, 4) and (2, 3) differ outside dim 0"),
                        ShapeError);
