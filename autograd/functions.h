@@ -391,9 +391,9 @@ Variable adaptive_avg_pool1d(const Variable& x, int64_t output_size);
 Variable cumsum(const Variable& x, int64_t dim);
 /// Running product along dim (torch.cumprod). dx_k = Σ_{i≥k} dy_i·Π_{j≤i, j≠k} x_j, exact where x has zeros
 /// (PyTorch's cumprod_backward): before a line's first zero, Σ_{i≥k} dy_i·y_i / x_k; at the first zero, the
-/// running products with that zero read as 1; after it, 0. Its second derivatives (create_graph) are exact on
-/// lines without a zero; through a zero they miss the terms of the products that hold it (PyTorch switches to
-/// an O(n²) formula there).
+/// running products with that zero read as 1; after it, 0. Under create_graph, a line with zeros takes PyTorch's
+/// O(n²) form instead, Σ_{i≥k} dy_i·cumprod(x with x_k read as 1)_i for every k at once, whose own derivatives
+/// are exact there too (the masked form's are not: its 0 after the zero is a constant).
 Variable cumprod(const Variable& x, int64_t dim);
 /// torch.flip; dx = flip(dy) along the same dims.
 Variable flip(const Variable& x, const std::vector<int64_t>& dims);

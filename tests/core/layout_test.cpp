@@ -18,7 +18,7 @@ TEST_CASE("cumsum and cumprod run along any dim of a strided input; i64 products
 
 TEST_CASE("flip, roll and repeat move bool and i64 elements of strided inputs") {
   const Tensor b = tensor({1, 0, 0, 1, 1, 0}, {2, 3}, boolean).mT();  // (3, 2)
-  CHECK(flip(b, {0, 1}).to_vector<bool>() == std::vector<bool>{0, 1, 1, 0, 0, 1});
+  CHECK(flip(b, {0, 1}).to_vector<bool>() == std::vector<bool>{0, 0, 1, 0, 1, 1});  // of [[1, 1], [0, 1], [0, 0]]
   const Tensor k = index_tensor({0, 1, 2, 3, 4, 5}, {2, 3});
   CHECK(roll(k, {-1, 4}, {0, 1}).to_vector<int64_t>() == std::vector<int64_t>{5, 3, 4, 2, 0, 1});
   CHECK(repeat(k.slice(1, 0, 3, 2), {1, 2}).to_vector<int64_t>() == std::vector<int64_t>{0, 2, 0, 2, 3, 5, 3, 5});
@@ -30,7 +30,6 @@ TEST_CASE("pad_backward is the adjoint of pad in every mode, with crops") {
   const std::vector<std::vector<int64_t>> pads = {{3, 2, -1, 2}, {-2, 4}, {0, 0, 3, 3, 1, -1}};
   for (PadMode mode : {PadMode::constant, PadMode::reflect, PadMode::replicate}) {
     for (const auto& p : pads) {
-      if (mode == PadMode::reflect && p.size() == 6) continue;  // dim 0 has 2 < 3 elements to mirror
       CAPTURE(int(mode));
       CAPTURE(p.size());
       const Tensor y = pad(x, p, mode);
