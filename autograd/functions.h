@@ -1,7 +1,7 @@
 #pragma once
-// Every differentiable function. Each is defined once, forward and backward side by side, in
-// functions/{elementwise,reduce,shape,linalg,nn,attention,conv,pool,scan,layout,vector_norm}.cpp. Binary functions broadcast like NumPy; the
-// engine sums broadcast gradients back to each input's shape.
+// Every differentiable function. Each is defined once, forward and backward side by side, in functions/{elementwise,
+// reduce,shape,linalg,nn,attention,conv,pool,scan,layout,vector_norm}.cpp. Binary functions broadcast like NumPy;
+// the engine sums broadcast gradients back to each input's shape.
 #include <optional>
 #include <string>
 #include <vector>
@@ -384,9 +384,9 @@ Variable adaptive_avg_pool2d(const Variable& x, Size2 output_size);
 /// x (N, C, L) -> (N, C, L_out).
 Variable adaptive_avg_pool1d(const Variable& x, int64_t output_size);
 
-
 // ---- scans, layout and norms (functions/scan.cpp, functions/layout.cpp, functions/vector_norm.cpp) ----
-// Values, shapes and errors as the core ops of the same names (core/ops.h).
+// Values, shapes and errors as the core ops of the same names (core/ops.h); every gradient is written with these
+// differentiable functions, so create_graph gives second derivatives.
 /// Running sum along dim (torch.cumsum); dx = the running sum of dy taken from the end: flip(cumsum(flip(dy))).
 Variable cumsum(const Variable& x, int64_t dim);
 /// Running product along dim (torch.cumprod). dx_k = Σ_{i≥k} dy_i·Π_{j≤i, j≠k} x_j, exact where x has zeros

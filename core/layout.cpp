@@ -107,7 +107,8 @@ cpu::IndexMaps pad_maps(const Shape& shape, const std::vector<int64_t>& pads, Pa
     check<ShapeError>(n + before + after >= 0, "{}: pads ({}, {}) make dim {} of {} negative: {}", op, before, after, d,
                       shape, n + before + after);
     check<ShapeError>(mode != PadMode::reflect || (before < n && after < n),
-                      "{}: reflect pads ({}, {}) must be below the size {} of dim {} of {}", op, before, after, n, d, shape);
+                      "{}: reflect pads ({}, {}) must be below the size {} of dim {} of {}", op, before, after, n, d,
+                      shape);
     check<ShapeError>(mode != PadMode::replicate || n > 0 || (before <= 0 && after <= 0),
                       "{}: replicate cannot pad the empty dim {} of {}", op, d, shape);
     maps[size_t(d)] = pad_map(n, before, after, mode);

@@ -199,13 +199,15 @@ TEST_CASE("scan, layout and norm ops name the bad argument") {
   CHECK_THROWS_WITH_AS(triu(scalar_tensor(1)), Contains("triu: expected a matrix"), ShapeError);
   const Tensor idx = index_tensor({0, 3, 1}, {3});
   CHECK_THROWS_WITH_AS(one_hot(idx, 3), Contains("one_hot: class index 3 is out of range [0, 3)"), IndexError);
-  CHECK_THROWS_WITH_AS(one_hot(index_tensor({0, -2}, {2})), Contains("one_hot: class index -2 is negative"), IndexError);
+  CHECK_THROWS_WITH_AS(one_hot(index_tensor({0, -2}, {2})), Contains("one_hot: class index -2 is negative"),
+                       IndexError);
   CHECK_THROWS_WITH_AS(one_hot(index_tensor({}, {0})), Contains("one_hot: cannot infer num_classes from no indices"),
                        ValueError);
   CHECK_THROWS_WITH_AS(one_hot(idx, -2), Contains("one_hot: num_classes must be >= 0, or -1 to infer it, got -2"),
                        ValueError);
   CHECK_THROWS_WITH_AS(one_hot(ones({2})), Contains("one_hot: indices must be i64, got f32"), DTypeError);
-  CHECK_THROWS_WITH_AS(vector_norm(x, -1), Contains("vector_norm: ord must be 0, > 0, inf or -inf, got -1"), ValueError);
+  CHECK_THROWS_WITH_AS(vector_norm(x, -1), Contains("vector_norm: ord must be 0, > 0, inf or -inf, got -1"),
+                       ValueError);
   CHECK_THROWS_WITH_AS(vector_norm(x, NAN), Contains("vector_norm: ord must be"), ValueError);
   CHECK_THROWS_WITH_AS(vector_norm(index_tensor({1}, {1})), Contains("vector_norm: expected a floating dtype"),
                        DTypeError);
