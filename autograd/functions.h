@@ -1,7 +1,7 @@
 #pragma once
-// Every differentiable function. Each is defined once, forward and backward side by side, in functions/{elementwise,
-// reduce,shape,linalg,nn,attention,conv,pool,scan,layout,vector_norm}.cpp. Binary functions broadcast like NumPy;
-// the engine sums broadcast gradients back to each input's shape.
+// Every differentiable function, each defined once, forward and backward side by side, in functions/{elementwise,
+// reduce,shape,linalg,nn,attention,conv,pool,index,einsum,order,scan,layout,vector_norm}.cpp. Binary functions
+// broadcast like NumPy; the engine sums broadcast gradients back to each input's shape.
 #include <optional>
 #include <string>
 #include <vector>
