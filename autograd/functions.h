@@ -1,7 +1,7 @@
 #pragma once
-// Every differentiable function. Each is defined once, forward and backward side by side, in
-// functions/{elementwise,reduce,shape,linalg,nn,attention,conv,pool}.cpp. Binary functions broadcast like NumPy; the
-// engine sums broadcast gradients back to each input's shape.
+// Every differentiable function, each defined once, forward and backward side by side, in functions/{elementwise,
+// reduce,shape,linalg,nn,attention,conv,pool,index,einsum,order,scan,layout,vector_norm}.cpp. Binary functions
+// broadcast like NumPy; the engine sums broadcast gradients back to each input's shape.
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,7 +41,8 @@ Variable gelu(const Variable& x, bool tanh_approx = false);
 Variable pow(const Variable& x, double exponent);
 /// a ** b elementwise (a > 0 where b's gradient is needed).
 Variable pow(const Variable& a, const Variable& b);
-/// Limits x to [lo, hi]; gradient 1 inside (bounds included, as PyTorch) and 0 outside.
+/// Limits x to [lo, hi]; an absent bound does not limit. Gradient convention (PyTorch's clamp_backward): dy where
+/// lo <= x <= hi, the bounds included (also when lo == hi), and 0 outside and at a NaN x (given a bound).
 Variable clamp(const Variable& x, std::optional<double> lo, std::optional<double> hi);
 /// Elementwise min/max; where a == b each side gets half the gradient (the shares add up to it).
 Variable minimum(const Variable& a, const Variable& b);
@@ -382,5 +383,37 @@ Variable avg_pool1d(const Variable& x, const AvgPool1dFuncOptions& options);
 Variable adaptive_avg_pool2d(const Variable& x, Size2 output_size);
 /// x (N, C, L) -> (N, C, L_out).
 Variable adaptive_avg_pool1d(const Variable& x, int64_t output_size);
+
+// ---- scans, layout and norms (functions/scan.cpp, functions/layout.cpp, functions/vector_norm.cpp) ----
+// Values, shapes and errors as the core ops of the same names (core/ops.h); every gradient is written with these
+// differentiable functions, so create_graph gives second derivatives.
+/// Running sum along dim (torch.cumsum); dx = the running sum of dy taken from the end: flip(cumsum(flip(dy))).
+Variable cumsum(const Variable& x, int64_t dim);
+/// Running product along dim (torch.cumprod). dx_k = Σ_{i≥k} dy_i·Π_{j≤i, j≠k} x_j, exact where x has zeros
+/// (PyTorch's cumprod_backward): before a line's first zero, Σ_{i≥k} dy_i·y_i / x_k; at the first zero, the
+/// running products with that zero read as 1; after it, 0. Under create_graph, a line with zeros takes PyTorch's
+/// O(n²) form instead, Σ_{i≥k} dy_i·cumprod(x with x_k read as 1)_i for every k at once, whose own derivatives
+/// are exact there too (the masked form's are not: its 0 after the zero is a constant).
+Variable cumprod(const Variable& x, int64_t dim);
+/// torch.flip; dx = flip(dy) along the same dims.
+Variable flip(const Variable& x, const std::vector<int64_t>& dims);
+/// torch.roll; dx = roll(dy) by the opposite shifts.
+Variable roll(const Variable& x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims = {});
+/// torch.nn.functional.pad (pads last dim first, negative pads crop); dx = tg::pad_backward(dy): each element's
+/// gradient summed over every place pad copied it to, 0 from the constant fill.
+Variable pad(const Variable& x, const std::vector<int64_t>& pads, PadMode mode = PadMode::constant, double value = 0);
+/// Tensor.repeat; dx = dy summed over the tiles.
+Variable repeat(const Variable& x, const std::vector<int64_t>& repeats);
+/// torch.tile: repeat with reps padded with leading 1s to x's rank.
+Variable tile(const Variable& x, const std::vector<int64_t>& reps);
+/// torch.tril / torch.triu of the last two dims; dx = the same triangle of dy.
+Variable tril(const Variable& x, int64_t diagonal = 0);
+Variable triu(const Variable& x, int64_t diagonal = 0);
+/// torch.linalg.vector_norm over dims (empty = all), overflow-free as tg::vector_norm. Gradients, with n the norm
+/// of x's line: p > 0, dx = dy·sign(x)·(|x|/n)^(p-1), so 0 for every x of a line whose norm is 0 (PyTorch's
+/// choice at the 2-norm's kink: a subgradient) and, for p < 1, 0 at x = 0 (where |x|^(p-1) is infinite);
+/// ±inf, dy·sign(x) shared equally among the entries whose |x| is the norm (0 when it is 0); ord 0 gives no
+/// gradient (PyTorch's: the count is piecewise constant).
+Variable vector_norm(const Variable& x, double ord = 2, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 
 }  // namespace tg

@@ -229,4 +229,59 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
 /// Stacks equal-shaped tensors along a new dim.
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim);
 
+
+// ---- scans, layout and norms (core/scan.cpp, core/layout.cpp, core/vector_norm.cpp) ----
+/// Running sum along `dim`, as torch.cumsum: x (...) -> the same shape; a 0-d x is its own sum. Floats keep
+/// their dtype and accumulate in double (PyTorch's CPU accumulator); i64 and bool give i64, wrapping on
+/// overflow. IndexError for a dim out of range.
+Tensor cumsum(const Tensor& x, int64_t dim);
+/// Running product along `dim`, as torch.cumprod; dtypes and errors as cumsum.
+Tensor cumprod(const Tensor& x, int64_t dim);
+/// x with the order of each dim in `dims` reversed (torch.flip); no dims = a copy. IndexError for a dim out of
+/// range, ValueError for a dim given twice.
+Tensor flip(const Tensor& x, const std::vector<int64_t>& dims);
+/// x shifted by shifts[i] places along dims[i], elements leaving one end coming back at the other (torch.roll);
+/// with no dims, x flattened is rolled by shifts[0] and reshaped back. A dim given twice rolls twice, as torch's.
+/// ValueError unless shifts and dims have one size (or dims is empty and shifts has one entry); IndexError for a
+/// dim out of range.
+Tensor roll(const Tensor& x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims = {});
+/// torch.nn.functional.pad's modes: `constant` fills with the value, `reflect` mirrors about the edge element
+/// (not repeating it: 1 2 3 -> 3 2 1 2 3), `replicate` repeats the edge element.
+enum class PadMode { constant, reflect, replicate };
+/// x padded as torch.nn.functional.pad: pads = (before, after) for the last dim, then for the one before it,
+/// ...; a negative pad crops. Unlike PyTorch, reflect and replicate take any rank and any number of padded
+/// dims. ShapeError for an odd number of pads, more pairs than dims, a padded size below 0, a reflect pad not
+/// below its dim's size, or replicate padding of an empty dim; ValueError for a value in a mode other than
+/// constant.
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, PadMode mode = PadMode::constant, double value = 0);
+/// The adjoint of pad: zeros of `shape` (the unpadded x's) with every element of dy added where pad read it
+/// from (reflect and replicate read some elements several times; constant padding and cropped parts drop out).
+/// ShapeError unless dy has pad's output shape for `shape`; pad's errors otherwise.
+Tensor pad_backward(const Tensor& dy, const Shape& shape, const std::vector<int64_t>& pads, PadMode mode);
+/// x tiled repeats[d] times along dim d (torch's Tensor.repeat); with more repeats than dims, x gets leading
+/// dims of size 1 first. x (s0, ..., sk) -> (r0·s0, ..., rk·sk). ShapeError for fewer repeats than dims,
+/// ValueError for a negative repeat.
+Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);
+/// torch.tile: repeat with `reps` padded with leading 1s to x's rank when it is shorter. ValueError for a
+/// negative rep.
+Tensor tile(const Tensor& x, const std::vector<int64_t>& reps);
+/// The lower triangle of the last two dims (torch.tril): entries (i, j) with j - i <= diagonal kept, the rest 0;
+/// diagonal > 0 keeps diagonals above the main one, < 0 drops some below. x (..., M, N) -> the same shape.
+/// ShapeError for fewer than 2 dims.
+Tensor tril(const Tensor& x, int64_t diagonal = 0);
+/// The upper triangle (torch.triu): entries with j - i >= diagonal kept. ShapeError for fewer than 2 dims.
+Tensor triu(const Tensor& x, int64_t diagonal = 0);
+/// One-hot rows of i64 class indices (torch.nn.functional.one_hot): indices (...) -> (..., num_classes) of
+/// `dtype` (f32 by default, where PyTorch gives i64), 1 at each index. num_classes = -1 infers max + 1.
+/// DTypeError for non-i64 indices; IndexError naming a negative index or one >= num_classes; ValueError for
+/// num_classes < -1, or -1 with no indices to infer it from.
+Tensor one_hot(const Tensor& indices, int64_t num_classes = -1, DType dtype = f32);
+/// The vector norm over `dims` (empty = all), as torch.linalg.vector_norm: ord p > 0 gives (Σ|x|^p)^(1/p),
+/// inf max|x|, -inf min|x|, 0 the count of non-zeros. Float only. For p ≠ 1 each line is scaled by its largest
+/// |x| first, m·(Σ(|x|/m)^p)^(1/p), so huge or tiny finite values neither overflow nor underflow (PyTorch
+/// squares as given and returns inf for ‖(1e200, 1e200)‖₂); a line holding inf gives inf, NaN gives NaN.
+/// DTypeError for a non-float x; ValueError for a NaN or negative finite ord (PyTorch's p < 0 is not
+/// supported), or ±inf over an empty line (no identity); IndexError for a dim out of range.
+Tensor vector_norm(const Tensor& x, double ord = 2, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+
 }  // namespace tg

@@ -350,4 +350,25 @@ void col2im_add(const double* col, const Window2d& w, double* image);
 void max_pool_argmax(const float* image, const Window2d& w, int64_t* idx);
 void max_pool_argmax(const double* image, const Window2d& w, int64_t* idx);
 
+// ---- scans and index maps (scan.cpp, remap.cpp): T = float, double or int64_t (remap: also bool) ----
+
+/// Running sums (or with `product`, running products) along the lines of the contiguous x split as `a`, into
+/// y of the same layout: y(o, j, i) = x(o, 0, i) + ... + x(o, j, i). Floats accumulate in double and round each
+/// output once (PyTorch's CPU cumsum/cumprod use double as their accumulator too); i64 wraps around on overflow
+/// as PyTorch does. Threaded over the outer blocks; the same bits at any thread count.
+template <class T>
+void cumulate(const T* x, T* y, Around a, bool product);
+
+/// Per-dim index maps: maps[d][i] is the source index along dim d of output index i, or -1 for "no source"
+/// (padding). The output's shape is (maps[0].size(), maps[1].size(), ...).
+using IndexMaps = std::vector<std::vector<int64_t>>;
+/// out (contiguous, row-major) = src at (maps[0][i0], maps[1][i1], ...) under src_strides, or `fill` where a
+/// map says -1: flip, roll, pad and repeat as one gather. With no maps (0-d) it copies one element. Exact.
+template <class T>
+void remap(const T* src, const Strides& src_strides, const IndexMaps& maps, T fill, T* out);
+/// Its adjoint: dst (under dst_strides) at (maps[0][i0], ...) += g(i0, i1, ...) for the contiguous g of the maps'
+/// shape, skipping -1 entries; sources that several outputs read add up, in row-major order of g.
+template <class T>
+void remap_add(const T* g, const IndexMaps& maps, const Strides& dst_strides, T* dst);
+
 }  // namespace tg::cpu

@@ -114,6 +114,30 @@ const std::vector<GradCase>& cases() {
          return cat({p[1], p[0] * p[0], p[0]}, 1);
        }},
       {"split_piece", {{4, 3}}, [](const Inputs& x) { return split(x[0], {1, 2, 1}, 0)[1] * 3.0; }},  // others unused
+      // Scans, layout and norms (issue 25; functions/scan.cpp, layout.cpp, vector_norm.cpp). cumprod at zeros and
+      // the norms at 0 are tests/autograd/scan_ops_test.cpp's.
+      {"cumsum", {{3, 4}}, [](const Inputs& x) { return cumsum(x[0], 1); }},
+      {"cumsum", {{4, 3}}, [](const Inputs& x) { return cumsum(x[0].mT(), 0); }},  // strided
+      {"cumprod", {{3, 4}}, [](const Inputs& x) { return cumprod(x[0], 1); }},
+      {"cumprod", {{4, 3}}, [](const Inputs& x) { return cumprod(x[0].mT(), -2); }},
+      {"flip", {{2, 3, 4}}, [](const Inputs& x) { return flip(x[0], {0, 2}) * x[0]; }},
+      {"roll", {{3, 4}}, [](const Inputs& x) { return roll(x[0], {1, -5}, {0, 1}); }},
+      {"roll", {{4, 3}}, [](const Inputs& x) { return roll(x[0].mT(), {2}); }},  // flattened, strided
+      {"pad", {{2, 3, 4}}, [](const Inputs& x) { return pad(x[0], {1, 2, -1, 1}, PadMode::constant, 0.5); }},
+      {"pad", {{2, 3, 4}}, [](const Inputs& x) { return pad(x[0], {3, 2, 2, 1}, PadMode::reflect); }},
+      {"pad", {{2, 3, 4}}, [](const Inputs& x) { return pad(x[0], {2, -1, 0, 3}, PadMode::replicate); }},
+      {"pad_backward", {{2, 3, 4}, {2, 6, 9}},
+       vjp([](const Inputs& x) { return pad(x[0], {3, 2, 2, 1}, PadMode::reflect); })},
+      {"repeat", {{2, 3}}, [](const Inputs& x) { return repeat(x[0], {2, 1, 3}); }},
+      {"repeat", {{2, 3}}, [](const Inputs& x) { return tile(x[0], {2}) * 2.0; }},
+      {"tril", {{2, 3, 4}}, [](const Inputs& x) { return tril(x[0], 1); }},
+      {"triu", {{3, 4}}, [](const Inputs& x) { return triu(x[0].mT(), -1); }},
+      {"vector_norm", {{3, 4}}, [](const Inputs& x) { return vector_norm(x[0]); }},
+      {"vector_norm", {{3, 4}}, [](const Inputs& x) { return vector_norm(x[0], 1, {1}); }},
+      {"vector_norm", {{2, 3, 4}}, [](const Inputs& x) { return vector_norm(x[0], 3, {0, 2}, true); }},
+      {"vector_norm", {{3, 4}}, [](const Inputs& x) { return vector_norm(x[0], 0.5, {0}); }},
+      {"vector_norm", {{3, 4}}, [](const Inputs& x) { return vector_norm(x[0], INFINITY, {1}); }},
+      {"vector_norm", {{3, 4}}, [](const Inputs& x) { return vector_norm(x[0].mT(), -INFINITY); }},
       {"matmul", {{2, 5, 3}, {3, 4}}, [](const Inputs& x) { return matmul(x[0], x[1]); }},
       {"matmul", {{3, 5}, {3, 4}}, [](const Inputs& x) { return matmul(x[0].mT(), x[1]); }},  // strided view
       {"matmul", {{2, 1, 2, 3}, {3, 3, 2}}, [](const Inputs& x) { return matmul(x[0], x[1]); }},  // batch bcast
@@ -359,7 +383,9 @@ TEST_CASE("second derivatives match finite differences for the core families") {
                                         "batch_norm", "group_norm", "rms_norm",
                                         "expm1", "leaky_relu", "elu", "selu", "softplus", "hardtanh", "mish",
                                         "binary_cross_entropy", "im2col", "col2im", "conv2d", "conv1d",
-                                        "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"};
+                                        "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+                                        "cumsum", "cumprod", "flip", "roll", "pad", "pad_backward", "repeat", "tril",
+                                        "triu", "vector_norm"};
   for (const GradCase& c : cases()) {
     if (!second.count(c.name)) continue;
     std::string name = c.name;
