@@ -283,6 +283,7 @@ struct Padding2d {
   Padding2d(int64_t h, int64_t w) : size(h, w) {}
   Padding2d(PaddingMode m) : mode(m) {}
 };
+/// Padding2d for one spatial dim: a size (zeros on each side) or a PaddingMode.
 struct Padding1d {
   int64_t size = 0;
   PaddingMode mode = PaddingMode::sizes;
@@ -297,6 +298,7 @@ struct Conv2dFuncOptions {
   Size2 dilation = 1;
   int64_t groups = 1;
 };
+/// Conv2dFuncOptions for one spatial dim (torch.nn.functional.conv1d's arguments).
 struct Conv1dFuncOptions {
   int64_t stride = 1;
   Padding1d padding = 0;
@@ -314,6 +316,7 @@ Variable conv2d(const Variable& x, const Variable& weight, const Variable& bias,
 /// over height 1, with conv2d's errors in conv1d's shapes.
 Variable conv1d(const Variable& x, const Variable& weight, const Variable& bias, const Conv1dFuncOptions& options = {});
 
+/// torch.nn.functional.conv_transpose2d's arguments after input, weight and bias.
 struct ConvTranspose2dFuncOptions {
   Size2 stride = 1;
   Size2 padding = 0;
@@ -342,6 +345,7 @@ struct MaxPool2dFuncOptions {
   Size2 dilation = 1;
   bool ceil_mode = false;
 };
+/// MaxPool2dFuncOptions for one spatial dim; stride defaults to kernel_size.
 struct MaxPool1dFuncOptions {
   int64_t kernel_size = 0;
   std::optional<int64_t> stride;
@@ -365,6 +369,7 @@ struct AvgPool2dFuncOptions {
   bool ceil_mode = false;
   bool count_include_pad = true;  ///< divide by the window's size with its padding, not only its inputs
 };
+/// AvgPool2dFuncOptions for one spatial dim; stride defaults to kernel_size.
 struct AvgPool1dFuncOptions {
   int64_t kernel_size = 0;
   std::optional<int64_t> stride;
