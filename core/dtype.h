@@ -31,6 +31,12 @@ constexpr std::string_view dtype_name(DType t) {
   return "?";
 }
 constexpr bool is_floating(DType t) { return t == DType::f32 || t == DType::f64; }
+/// torch.promote_types: the dtype that both a and b convert to, the larger on the chain bool < i64 < f32 < f64
+/// (so i64 with f32 gives f32, as PyTorch, though f32 does not hold every i64 exactly).
+constexpr DType promote_types(DType a, DType b) {
+  auto rank = [](DType t) { return t == DType::boolean ? 0 : t == DType::i64 ? 1 : t == DType::f32 ? 2 : 3; };
+  return rank(a) >= rank(b) ? a : b;
+}
 /// Throws ValueError naming `op` when `value` cannot become an element of `t`: an i64 holds no NaN, ±inf or
 /// value outside [-2^63, 2^63), and converting those is undefined behaviour in C++ (PyTorch refuses them too).
 void check_representable(double value, DType t, const char* op);

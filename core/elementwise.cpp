@@ -1,4 +1,5 @@
-// Binary elementwise kernels with NumPy broadcasting: arithmetic, comparisons, logical ops, where.
+// Binary elementwise kernels with NumPy broadcasting and PyTorch's type promotion: arithmetic, comparisons,
+// logical ops, where.
 // One template (binary) serves them all: a flat, threaded loop when both operands are contiguous with the
 // output's shape (or one is a scalar or a repeated row), the strided visit otherwise. The loops are the kernel
 // room's (core/cpu/loops.h); the flat f32 and f64 add, sub, mul and div run its Highway lines.
@@ -13,11 +14,27 @@
 namespace tg {
 namespace {
 
-void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
+// PyTorch's c10::combine_categories: the dtype of `higher` (a tier of operands: tensors with dims over 0-dim
+// ones, those over scalars) unless `lower` is of a higher category (bool < integer < float), then their
+// promote_types. An absent higher tier leaves lower's dtype.
+DType combine_categories(std::optional<DType> higher, DType lower) {
+  if (!higher) return lower;
+  if (is_floating(*higher)) return *higher;
+  if (*higher == boolean || is_floating(lower)) return promote_types(*higher, lower);
+  return *higher;
+}
+
+// Both operands converted to their common dtype (result_type; f32 for a true division of integers or bools):
+// a copy only of an operand of another dtype.
+struct Promoted {
+  Tensor a, b;
+};
+Promoted promote(const Tensor& a, const Tensor& b, const char* op, bool true_division = false) {
   detail::check_defined(a, op, "an operand");
   detail::check_defined(b, op, "an operand");
-  check<DTypeError>(a.dtype() == b.dtype(), "{}: dtypes differ: {} vs {} (shapes {} and {})", op, a.dtype(), b.dtype(),
-                    a.shape(), b.shape());
+  DType t = result_type(a, b);
+  if (true_division && !is_floating(t)) t = f32;
+  return {a.to(t), b.to(t)};
 }
 
 // Whether a contiguous tensor of shape `s` broadcast to `full` repeats along the leading dims only: s without
@@ -78,32 +95,33 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
   return out;
 }
 
-// Arithmetic: same dtype in and out (f32, f64, i64).
+// Arithmetic: the promoted dtype in and out (f32, f64, i64).
 // k names the kernel room's line for the op, where it has one.
 template <class F>
 Tensor arith(const Tensor& a, const Tensor& b, const char* op, F f, std::optional<cpu::Arith> k = std::nullopt) {
-  check_same_dtype(a, b, op);
-  return detail::dispatch_arith(a.dtype(), op, [&](auto z) {
+  const Promoted p = promote(a, b, op);
+  return detail::dispatch_arith(p.a.dtype(), op, [&](auto z) {
     using T = decltype(z);
-    return binary<T, T>(a, b, a.dtype(), op, [&](T x, T y) { return T(f(x, y)); }, k);
+    return binary<T, T>(p.a, p.b, p.a.dtype(), op, [&](T x, T y) { return T(f(x, y)); }, k);
   });
 }
 
 template <class F>
-Tensor floating(const Tensor& a, const Tensor& b, const char* op, F f, std::optional<cpu::Arith> k = std::nullopt) {
-  check_same_dtype(a, b, op);
-  return detail::dispatch_float(a.dtype(), op, [&](auto z) {
+Tensor floating(const Tensor& a, const Tensor& b, const char* op, F f, std::optional<cpu::Arith> k = std::nullopt,
+                bool true_division = false) {
+  const Promoted p = promote(a, b, op, true_division);
+  return detail::dispatch_float(p.a.dtype(), op, [&](auto z) {
     using T = decltype(z);
-    return binary<T, T>(a, b, a.dtype(), op, [&](T x, T y) { return T(f(x, y)); }, k);
+    return binary<T, T>(p.a, p.b, p.a.dtype(), op, [&](T x, T y) { return T(f(x, y)); }, k);
   });
 }
 
 template <class F>
 Tensor compare(const Tensor& a, const Tensor& b, const char* op, F f) {
-  check_same_dtype(a, b, op);
-  return detail::dispatch(a.dtype(), [&](auto z) {
+  const Promoted p = promote(a, b, op);
+  return detail::dispatch(p.a.dtype(), [&](auto z) {
     using T = decltype(z);
-    return binary<bool, T>(a, b, boolean, op, [&](T x, T y) { return bool(f(x, y)); });
+    return binary<bool, T>(p.a, p.b, boolean, op, [&](T x, T y) { return bool(f(x, y)); });
   });
 }
 
@@ -116,39 +134,52 @@ Tensor logical(const Tensor& a, const Tensor& b, const char* op, F f) {
   return binary<bool, bool>(a, b, boolean, op, f);
 }
 
-Tensor like(const Tensor& t, double v) { return scalar_tensor(v, t.dtype()); }
+// A scalar v is an int when it is an exact int64 (not 0.5, 1e30, inf or NaN), a float otherwise.
+bool is_integral(double v) { return v >= -0x1p63 && v < 0x1p63 && v == std::trunc(v); }
 
-// op(t, v), or op(v, t) when `scalar_first`, with the scalar v as a tensor of t's dtype. An i64 t meeting a v
-// that is no exact int64 (0.5, 1e30, inf, NaN), or a true division, runs in f32: PyTorch promotes an integer
-// tensor and a float scalar to its default float dtype, and truncating v would give a wrong answer.
+// op(t, v), or op(v, t) when `scalar_first`, with the scalar v as a 0-dim tensor of result_type(t, v): as
+// that is t's dtype or above it, op's own promotion then gives result_type(t, v) too.
 using BinaryOp = Tensor (*)(const Tensor&, const Tensor&);
 Tensor with_scalar(BinaryOp op, const Tensor& t, double v, bool scalar_first = false) {
-  const bool exact = v >= -0x1p63 && v < 0x1p63 && v == std::trunc(v);
-  const bool promote = t.dtype() == i64 && (op == BinaryOp(div) || !exact);
-  const Tensor x = promote ? t.to(f32) : t, s = scalar_tensor(v, x.dtype());
-  return scalar_first ? op(s, x) : op(x, s);
+  const Tensor s = scalar_tensor(v, result_type(t, v));
+  return scalar_first ? op(s, t) : op(t, s);
 }
 
 }  // namespace
 
+DType result_type(const Tensor& a, const Tensor& b) {
+  std::optional<DType> dims, zero_dim;  // the promote_types of each tier
+  for (const Tensor* t : {&a, &b}) {
+    std::optional<DType>& tier = t->dim() == 0 ? zero_dim : dims;
+    tier = tier ? promote_types(*tier, t->dtype()) : t->dtype();
+  }
+  return zero_dim ? combine_categories(dims, *zero_dim) : *dims;
+}
+DType result_type(const Tensor& t, double v) {
+  return combine_categories(t.dtype(), is_integral(v) ? i64 : f32);
+}
+
 Tensor add(const Tensor& a, const Tensor& b) {
   return arith(a, b, "add", [](auto x, auto y) { return x + y; }, cpu::Arith::add);
 }
+// PyTorch refuses a bool operand of `-`, whatever the other: it is not the inverse of a mask.
 Tensor sub(const Tensor& a, const Tensor& b) {
+  check<DTypeError>(a.dtype() != boolean && b.dtype() != boolean,
+                    "sub: not defined for bool tensors (use logical_not), got {} and {}", a.dtype(), b.dtype());
   return arith(a, b, "sub", [](auto x, auto y) { return x - y; }, cpu::Arith::sub);
 }
 Tensor mul(const Tensor& a, const Tensor& b) {
   return arith(a, b, "mul", [](auto x, auto y) { return x * y; }, cpu::Arith::mul);
 }
 Tensor div(const Tensor& a, const Tensor& b) {
-  return floating(a, b, "div", [](auto x, auto y) { return x / y; }, cpu::Arith::div);
+  return floating(a, b, "div", [](auto x, auto y) { return x / y; }, cpu::Arith::div, true);
 }
 Tensor pow(const Tensor& a, const Tensor& b) {
   return floating(a, b, "pow", [](auto x, auto y) { return std::pow(x, y); });
 }
 Tensor pow(const Tensor& a, double e) {
   if (e == 2.0) return floating(a, a, "pow", [](auto x, auto y) { return x * y; }, cpu::Arith::mul);
-  return pow(a, like(a, e));
+  return with_scalar(pow, a, e);
 }
 // NaN propagates through minimum/maximum, as in PyTorch.
 Tensor minimum(const Tensor& a, const Tensor& b) {
@@ -193,10 +224,11 @@ Tensor logical_or(const Tensor& a, const Tensor& b) {
 }
 Tensor logical_not(const Tensor& m) { return logical(m, m, "logical_not", [](bool x, bool) { return !x; }); }
 
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+Tensor where(const Tensor& cond, const Tensor& a_in, const Tensor& b_in) {
   detail::check_defined(cond, "where", "the condition");
   check<DTypeError>(cond.dtype() == boolean, "where: condition must be bool, got {}", cond.dtype());
-  check_same_dtype(a, b, "where");
+  const Promoted p = promote(a_in, b_in, "where");
+  const Tensor &a = p.a, &b = p.b;
   Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   Tensor out = empty(shape, a.dtype());
   detail::dispatch(a.dtype(), [&](auto z) {

@@ -1,8 +1,8 @@
 #pragma once
 // Kernels on tensors: each takes tensors and returns a new contiguous tensor. Binary ops follow NumPy
-// broadcasting; both operands must have the same dtype. A double operand takes the tensor's dtype, except
-// that an i64 tensor meeting a non-integer double (x + 0.5, x < 0.5) or a division by a double is computed in
-// f32, as PyTorch promotes integer tensors and float scalars.
+// broadcasting and PyTorch's type promotion: both operands are converted to result_type(a, b) (f32 with f64
+// gives f64, i64 with f32 gives f32), and a double operand is a Python scalar, which does not widen a float
+// tensor (see result_type and the README's "Type promotion").
 // Float-only ops (exp, log, softmax, ...) throw DTypeError on i64/bool; matmul refuses i64.
 #include <optional>
 #include <vector>
@@ -11,13 +11,23 @@
 
 namespace tg {
 
-// ---- elementwise, binary (broadcasting) ----
+// ---- type promotion (torch.result_type) ----
+/// The dtype of a binary op's result (div and comparisons aside) on a and b, as torch.result_type: the
+/// promote_types of the tensors with >= 1 dims, which a 0-dim tensor changes only when it is of a higher
+/// category (bool < integer < float): i64 (3,) with f64 () gives f64, f32 (3,) with f64 () stays f32.
+DType result_type(const Tensor& a, const Tensor& b);
+/// The same with a scalar v, taken as a Python int when it is an integer in the range of i64 and as a Python
+/// float otherwise: a float tensor keeps its dtype, an i64 or bool tensor with a float v gives f32 (PyTorch's
+/// default dtype), a bool tensor with an integer v gives i64. (PyTorch tells 2 from 2.0; a double cannot.)
+DType result_type(const Tensor& t, double v);
+
+// ---- elementwise, binary (broadcasting, promoting to result_type) ----
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
-/// True division; refuses i64/bool (PyTorch would promote to float: convert with to() first).
+/// True division, in result_type(a, b), or f32 when that is i64 or bool (3 / 2 is 1.5, as PyTorch).
 Tensor div(const Tensor& a, const Tensor& b);
-/// a ** b elementwise (float only).
+/// a ** b elementwise in result_type(a, b); DTypeError when that is not floating (PyTorch has an integer pow).
 Tensor pow(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& a, double exponent);
 Tensor minimum(const Tensor& a, const Tensor& b);
@@ -36,7 +46,7 @@ Tensor operator*(double a, const Tensor& b);
 Tensor operator/(double a, const Tensor& b);
 Tensor operator-(const Tensor& a);
 
-// ---- comparisons and masks (results are bool) ----
+// ---- comparisons (in result_type(a, b)) and masks; results are bool ----
 Tensor eq(const Tensor& a, const Tensor& b);
 Tensor ne(const Tensor& a, const Tensor& b);
 Tensor lt(const Tensor& a, const Tensor& b);
@@ -52,7 +62,7 @@ Tensor ge(const Tensor& a, double b);
 Tensor logical_not(const Tensor& mask);
 Tensor logical_and(const Tensor& a, const Tensor& b);
 Tensor logical_or(const Tensor& a, const Tensor& b);
-/// cond ? a : b, all three broadcast together; cond must be bool, a and b the same dtype.
+/// cond ? a : b, all three broadcast together, in result_type(a, b); cond must be bool.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 /// x with `value` wherever mask (bool, broadcast to x) is true.
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
