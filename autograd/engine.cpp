@@ -97,6 +97,9 @@ Grads input_grads(Node& n, const Variable& dy, bool create_graph) {
     const Edge& e = n.inputs[i];
     if (!e.meta || !g[i].defined()) continue;
     if (g[i].shape() != e.shape) g[i] = unbroadcast(g[i], e.shape, n.name);
+    // An op on promoted operands (f32 + f64) gives a gradient in the result's dtype: each input gets its own,
+    // as PyTorch's engine converts it (validate_outputs).
+    if (g[i].dtype() != e.dtype && is_floating(g[i].dtype()) && is_floating(e.dtype)) g[i] = to(g[i], e.dtype);
     check<DTypeError>(g[i].dtype() == e.dtype, "backward of {}: gradient dtype {} for input of dtype {}", n.name,
                       g[i].dtype(), e.dtype);
     if (anomaly)

@@ -15,7 +15,9 @@
 
 namespace tg {
 
-// ---- elementwise (functions/elementwise.cpp) ----
+// ---- elementwise (functions/elementwise.cpp); binary ones promote dtypes as core's result_type ----
+/// x converted to `dtype` (x itself when it already has it); the gradient is converted back to x's dtype.
+Variable to(const Variable& x, DType dtype);
 Variable add(const Variable& a, const Variable& b);
 Variable sub(const Variable& a, const Variable& b);
 Variable mul(const Variable& a, const Variable& b);

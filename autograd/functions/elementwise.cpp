@@ -7,9 +7,20 @@
 
 namespace tg {
 namespace {
-Variable constant(double v, const Variable& like) { return Variable(scalar_tensor(v, like.dtype())); }
+// v as a 0-dim tensor of the dtype a Python scalar takes beside `like` (result_type).
+Variable constant(double v, const Variable& like) { return Variable(scalar_tensor(v, result_type(like.value(), v))); }
 }  // namespace
 
+// y = x in another dtype.  dx = dy in x's dtype (a rounding, when y is the wider).
+Variable to(const Variable& x, DType dtype) {
+  if (x.dtype() == dtype) return x;
+  const DType from = x.dtype();
+  return record("to", x.value().to(dtype), {x},
+                [from](const Variable& dy, const Variable&) -> Grads { return {to(dy, from)}; });
+}
+
+// Binary ops compute in the promoted dtype (core's result_type); the engine hands each input its gradient in
+// its own dtype, as PyTorch does.
 // c = a + b.  da = dc, db = dc (the engine sums broadcast dims back).
 Variable add(const Variable& a, const Variable& b) {
   return record("add", tg::add(a.value(), b.value()), {a, b},
@@ -151,11 +162,15 @@ Variable pow(const Variable& x, double e) {
     return {dy * e * (e == 2 ? x : pow(x, e - 1))};
   });
 }
-// y = a^b.  da = dy·b·a^(b-1), db = dy·y·ln a.
+// y = a^b.  da = dy·b·a^(b-1), db = dy·y·ln a, as PyTorch's pow_backward: 0 where a = 0 and b >= 0 (not
+// 0·-inf), and ln of an integer or bool a in f32 (torch.log's default dtype).
 Variable pow(const Variable& a, const Variable& b) {
   return record("pow_tensor", tg::pow(a.value(), b.value()), {a, b},
                 [a, b](const Variable& dy, const Variable& y) -> Grads {
-                  return {dy * b * pow(a, b - 1.0), b.requires_grad() ? dy * y * log(a) : Variable()};
+                  if (!b.requires_grad()) return {dy * b * pow(a, b - 1.0), Variable()};
+                  Tensor at_zero = logical_and(eq(a.value(), 0.0), ge(b.value(), 0.0));
+                  Variable ln_a = log(is_floating(a.dtype()) ? a : to(a, f32));
+                  return {dy * b * pow(a, b - 1.0), where(at_zero, constant(0, dy), dy * y * ln_a)};
                 }, true);
 }
 // Gradient passes where lo <= x <= hi.
@@ -167,11 +182,12 @@ Variable clamp(const Variable& x, std::optional<double> lo, std::optional<double
     return {where(inside, dy, constant(0, dy))};
   });
 }
-// The side that is smaller (larger) takes dy; on a tie each side takes dy/2.
+// The side that is smaller (larger) takes dy; on a tie each side takes dy/2. The shares are in dy's dtype, the
+// promoted one (an i64 a would round 0.5 to 0).
 static Variable pick(const char* name, Tensor value, const Variable& a, const Variable& b, bool take_larger) {
   return record(name, std::move(value), {a, b}, [a, b, take_larger](const Variable& dy, const Variable&) -> Grads {
     Tensor wins = take_larger ? gt(a.value(), b.value()) : lt(a.value(), b.value());
-    Tensor share = where(eq(a.value(), b.value()), scalar_tensor(0.5, a.dtype()), wins.to(a.dtype()));
+    Tensor share = where(eq(a.value(), b.value()), scalar_tensor(0.5, dy.dtype()), wins.to(dy.dtype()));
     return {dy * Variable(share), dy * Variable(1.0 - share)};
   });
 }

@@ -20,6 +20,7 @@ struct GradCase {
   std::vector<Shape> shapes;
   GradFn fn;
   bool positive = false;  // draw inputs in [0.5, 1.5] (log, sqrt, pow, div)
+  GradcheckOptions options = {};
 };
 
 // Inputs away from kinks (|x| >= 0.05), so that relu/abs/clamp/max are differentiable where probed.
@@ -72,6 +73,12 @@ const std::vector<GradCase>& cases() {
       {"minimum", {{2, 3}, {3}}, [](const Inputs& x) { return minimum(x[0], x[1]); }},
       {"maximum", {{2, 3}, {2, 1}}, [](const Inputs& x) { return maximum(x[0], x[1]); }},
       {"where", {{2, 3}, {3}}, [](const Inputs& x) { return where(mask_of({2, 3}, 7), x[0], x[1]); }},
+      // Mixed dtypes: an f32 operand promoted to f64, its gradient handed back in f32. A step of 1e-3 is seen
+      // through f32's rounding (at most 2.4e-7 here) with an error below 1.2e-4, within rtol.
+      {"to", {{2, 3}, {3}}, [](const Inputs& x) { return x[0] * to(x[1], f32); }, false, {.eps = 1e-3}},
+      {"div", {{2, 3}, {3}}, [](const Inputs& x) { return x[0] / to(x[1], f32); }, true, {.eps = 1e-3}},
+      {"where", {{2, 3}, {3}}, [](const Inputs& x) { return where(mask_of({2, 3}, 7), to(x[0], f32), x[1]); }, false,
+       {.eps = 1e-3}},
       {"masked_fill", {{2, 3}}, [](const Inputs& x) { return masked_fill(x[0], mask_of({3}, 8), 2.0); }},
       {"silu", {{3, 4}}, [](const Inputs& x) { return silu(x[0]); }},
       // Activations and BCE (issue 25). Kinks (0, the hardtanh bounds, βx = threshold) are clear of the inputs;
@@ -365,7 +372,7 @@ TEST_CASE("every differentiable function matches finite differences in f64") {
   for (const GradCase& c : cases()) {
     std::string name = c.name;
     CAPTURE(name);
-    CHECK(gradcheck(c.fn, random_inputs(c.shapes, c.positive)));
+    CHECK(gradcheck(c.fn, random_inputs(c.shapes, c.positive), c.options));
   }
 }
 
@@ -390,7 +397,7 @@ TEST_CASE("second derivatives match finite differences for the core families") {
     if (!second.count(c.name)) continue;
     std::string name = c.name;
     CAPTURE(name);
-    CHECK(gradgradcheck(c.fn, random_inputs(c.shapes, c.positive)));
+    CHECK(gradgradcheck(c.fn, random_inputs(c.shapes, c.positive), c.options));
   }
 }
 
