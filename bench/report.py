@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Prints bench/run.sh's results as markdown tables with tensorgrad / PyTorch ratios (speed-ups: > 1 means
-tensorgrad is faster). Usage: /usr/bin/python3 bench/report.py /tmp/tensorgrad-bench"""
+tensorgrad is faster). Usage: /usr/bin/python3 bench/report.py /tmp/tensorgrad-bench [section ...]
+with sections among step, micro, layers and sentiment (default: every one whose results are there)."""
 import json
 import sys
 from pathlib import Path
@@ -10,12 +11,23 @@ def lines(path):
     return [json.loads(l) for l in Path(path).read_text().splitlines() if l.strip().startswith("{")]
 
 
+def by_impl(rows, key):
+    """tensorgrad's and PyTorch's rows, each side's keyed by key(row)."""
+    return ({key(r): r for r in rows if r["impl"] == "tensorgrad"}, {key(r): r for r in rows if r["impl"] == "pytorch"})
+
+
 def main():
     out = Path(sys.argv[1])
-    step = lines(out / "step.jsonl")
-    key = lambda r: (r["config"], r["threads"])
-    tg = {key(r): r for r in step if r["impl"] == "tensorgrad"}
-    pt = {key(r): r for r in step if r["impl"] == "pytorch"}
+    tables = {"step": (step_table, "step.jsonl"), "micro": (micro_table, "micro.json"),
+              "layers": (layers_table, "layers.jsonl"), "sentiment": (sentiment_table, "sentiment.jsonl")}
+    for name in sys.argv[2:] or tables:
+        table, results = tables[name]
+        if (out / results).exists():
+            table(out)
+
+
+def step_table(out):
+    tg, pt = by_impl(lines(out / "step.jsonl"), lambda r: (r["config"], r["threads"]))
     print("### Training step (forward + backward + Adam), median ms\n")
     print("CPU time is the process's (all threads); on a loaded machine it is the steadier measure.\n")
     print("| config | threads | tensorgrad ms | PyTorch ms | speed-up | tensorgrad CPU ms | PyTorch CPU ms | CPU speed-up"
@@ -28,6 +40,8 @@ def main():
                   f" | {a['cpu_ms']:.1f} | {b['cpu_ms']:.1f} | {b['cpu_ms'] / a['cpu_ms']:.2f}x"
                   f" | {a['rss_mb']:.0f} | {b['rss_mb']:.0f} | {a['rss_mb'] / b['rss_mb']:.2f} |")
 
+
+def micro_table(out):
     micro = json.loads((out / "micro.json").read_text())
     # The medians of run.sh's repetitions, under the benchmarks' own names (single runs as they are).
     medians = {b["run_name"]: b for b in micro["benchmarks"] if b.get("aggregate_name") == "median"}
@@ -58,16 +72,31 @@ def main():
         a, b = ours["BM_autograd_overhead"]["ns_per_op"], torch["BM_autograd_overhead"]["ns_per_op"]
         print(f"| autograd ns/op (4×4, record + backward) | {a:.0f} | PyTorch {b:.0f} | {b / a:.2f}x speed-up |")
 
-    if (out / "sentiment.jsonl").exists():
-        s = lines(out / "sentiment.jsonl")
-        print("\n### Sentiment reference configuration, seconds per epoch (median)\n")
-        print("| threads | tensorgrad s | PyTorch s | speed-up |")
-        print("|---|---|---|---|")
-        for t in sorted({r["threads"] for r in s}):
-            a = [r for r in s if r["threads"] == t and r["impl"] == "tensorgrad"]
-            b = [r for r in s if r["threads"] == t and r["impl"] == "pytorch"]
-            if a and b:
-                print(f"| {t} | {a[-1]['seconds']:.2f} | {b[-1]['seconds']:.2f} | {b[-1]['seconds'] / a[-1]['seconds']:.2f}x |")
+
+def layers_table(out):
+    tg, pt = by_impl(lines(out / "layers.jsonl"), lambda r: (r["name"], r["threads"]))
+    print("\n### Layers, forward + backward (issue 25), median ms\n")
+    print("conv2d_digits1/2: the digits network's convolutions (batch 32: 1→16 channels on 8×8, 16→32 on 4×4);"
+          " conv2d_resnet: batch 32, 64→64 channels, 32×32, 3×3; lstm: T 64, batch 32, input and hidden 256.\n")
+    print("| layer | threads | tensorgrad ms | PyTorch ms | speed-up | tensorgrad CPU ms | PyTorch CPU ms | CPU speed-up |")
+    print("|---|---|---|---|---|---|---|---|")
+    for k in sorted(tg, key=lambda k: (k[1], k[0])):
+        if k in pt:
+            a, b = tg[k], pt[k]
+            print(f"| {k[0]} | {k[1]} | {a['median_ms']:.2f} | {b['median_ms']:.2f} | {b['median_ms'] / a['median_ms']:.2f}x"
+                  f" | {a['cpu_ms']:.2f} | {b['cpu_ms']:.2f} | {b['cpu_ms'] / a['cpu_ms']:.2f}x |")
+
+
+def sentiment_table(out):
+    s = lines(out / "sentiment.jsonl")
+    print("\n### Sentiment reference configuration, seconds per epoch (median)\n")
+    print("| threads | tensorgrad s | PyTorch s | speed-up |")
+    print("|---|---|---|---|")
+    for t in sorted({r["threads"] for r in s}):
+        a = [r for r in s if r["threads"] == t and r["impl"] == "tensorgrad"]
+        b = [r for r in s if r["threads"] == t and r["impl"] == "pytorch"]
+        if a and b:
+            print(f"| {t} | {a[-1]['seconds']:.2f} | {b[-1]['seconds']:.2f} | {b[-1]['seconds'] / a[-1]['seconds']:.2f}x |")
 
 
 if __name__ == "__main__":

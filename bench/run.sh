@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the benchmarks and runs them all, tensorgrad and PyTorch alternately (so machine load hits both),
 # then prints tensorgrad / PyTorch ratios. Results go to $out (default /tmp/tensorgrad-bench).
-# Usage: bash bench/run.sh [quick]      quick: S and M only, 1 thread, fewer steps
+# Usage: bash bench/run.sh [quick|layers]   quick: S and M only, 1 thread, fewer steps, no layers;
+#                                           layers: the layer benchmarks alone (Conv2d, LSTM; issue 25)
+# LAYER_STEPS and LAYER_WARMUP (default 20 and 3) set the layer benchmarks' repetitions.
 # Installs libbenchmark-dev and Debian's python3-torch (/usr/bin/python3) if missing. OPENBLAS_CORETYPE is set to the
 # core this CPU supports (tensorgrad's suggestion) for both sides unless already set.
 set -euo pipefail
@@ -10,10 +12,13 @@ build="${BUILD:-$root/build-bench}"
 out="${OUT:-/tmp/tensorgrad-bench}"
 py=/usr/bin/python3
 mode="${1:-full}"
+[[ $mode =~ ^(full|quick|layers)$ ]] || { echo "usage: bash bench/run.sh [quick|layers]" >&2; exit 2; }
 bash "$root/tools/install-deps.sh" --bench
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTENSORGRAD_BUILD_BENCH=ON -DTENSORGRAD_BUILD_TESTS=OFF \
   ${CMAKE_ARGS:-} >/dev/null
-cmake --build "$build" -j2 --target bench_step bench_micro sentiment
+targets="bench_step bench_micro bench_layers sentiment"
+[[ $mode == layers ]] && targets="bench_layers sentiment"
+cmake --build "$build" -j2 --target $targets
 if [[ -z "${OPENBLAS_CORETYPE:-}" ]]; then
   core="$("$build/examples/sentiment/sentiment" blas --suggest)"
   [[ -n "$core" ]] && export OPENBLAS_CORETYPE="$core"
@@ -23,6 +28,23 @@ echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-<unset>}"
 # narrower than this CPU's.
 "$build/examples/sentiment/sentiment" blas | grep -E '^(kernel core|warning):' || true
 mkdir -p "$out"
+
+# Forward + backward of Conv2d and LSTM (issue 25) at 1 and 2 threads, tensorgrad and PyTorch alternately.
+run_layers() {
+  : >"$out/layers.jsonl"
+  for threads in 1 2; do
+    export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
+    local flags=(--threads "$threads" --steps "${LAYER_STEPS:-20}" --warmup "${LAYER_WARMUP:-3}")
+    "$build/bench/bench_layers" "${flags[@]}" | tee -a "$out/layers.jsonl"
+    $py "$root/bench/torch_layers.py" "${flags[@]}" | tee -a "$out/layers.jsonl"
+  done
+}
+if [[ $mode == layers ]]; then
+  run_layers
+  $py "$root/bench/report.py" "$out" layers  # only this run's table: $out may hold an earlier full run's
+  exit 0
+fi
+
 : >"$out/step.jsonl"
 
 threads_list="1 2"; configs="S M L"
@@ -49,6 +71,8 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
   --benchmark_out_format=json --benchmark_min_time=0.1 --benchmark_min_warmup_time=0.1 --benchmark_repetitions=3 \
   --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true >/dev/null
 $py "$root/bench/torch_micro.py" --threads 1 | tee "$out/torch_micro.jsonl"
+
+if [[ $mode == full ]]; then run_layers; else rm -f "$out/layers.jsonl"; fi
 
 epochs=3
 [[ $mode == quick ]] && epochs=2
