@@ -329,7 +329,7 @@ TEST_CASE("MultiHeadAttention's self-attention takes one in_proj product, with t
   init::normal(wrt[1].value(), 0.0, 1.0);  // in_proj_bias, zero at init
   const Variable x(randn({2, 5, 8}, f64), true), x2(x.value().clone(), true), x3(x.value().clone(), true);
   auto ops = [](const Variable& y, const std::string& op) {  // how many nodes of y's graph are `op`
-    const std::string dot = to_dot(y), label = "label=\"" + op + "\"";
+    const std::string dot = to_dot(y), label = "label=\"" + op + "\\n";
     int n = 0;
     for (size_t at = dot.find(label); at != std::string::npos; at = dot.find(label, at + 1)) ++n;
     return n;
