@@ -195,11 +195,14 @@ Variable rms_norm(const Variable& x, int64_t normalized_ndim, const Variable& we
 Variable softmax(const Variable& x, int64_t dim);
 /// log softmax along dim; dx = dy - softmax(x)·Σ dy, and 0 on an all -inf line (whose y is -inf).
 Variable log_softmax(const Variable& x, int64_t dim);
-/// Layer normalisation (Ba et al. 2016) over the last `normalized_ndim` dims, then ·weight + bias (either
-/// may be undefined). Fused: exact on constant rows (no NaN). ValueError for a row holding ±inf or a constant
-/// row under eps = 0 (tg::normalize).
-Variable layer_norm(const Variable& x, int64_t normalized_ndim, const Variable& weight, const Variable& bias,
+/// Layer normalisation (Ba et al. 2016) over the trailing dims `normalized_shape` of x (PyTorch's
+/// F.layer_norm: x (..., *normalized_shape)), then ·weight + bias (either may be undefined). Fused: exact on
+/// constant rows (no NaN). ShapeError naming both shapes unless x ends in a non-empty normalized_shape;
+/// ValueError for a row holding ±inf or a constant row under eps = 0 (tg::normalize).
+Variable layer_norm(const Variable& x, const Shape& normalized_shape, const Variable& weight, const Variable& bias,
                     double eps = 1e-5);
+/// layer_norm without the affine terms: (x - mean) / √(var + eps) over the trailing dims normalized_shape.
+Variable layer_norm(const Variable& x, const Shape& normalized_shape, double eps = 1e-5);
 /// Rows of weight (V, D) at indices (any shape, i64) -> (..., D); repeated indices add up in the gradient,
 /// and the row `padding_idx` (if >= 0) gets none. IndexError naming an index outside [0, V) or a
 /// padding_idx outside [-1, V).

@@ -17,7 +17,7 @@ MultiHeadAttentionOptions attention_options(const DecoderLayerOptions& o) {
 }
 
 LayerNormOptions norm_options(const DecoderLayerOptions& o) {
-  return {.normalized_shape = o.d_model, .eps = o.layer_norm_eps, .dtype = o.dtype};
+  return {.normalized_shape = {o.d_model}, .eps = o.layer_norm_eps, .dtype = o.dtype};
 }
 
 // (T, B, E) <-> (B, T, E) when the layout is sequence-first; undefined stays undefined.

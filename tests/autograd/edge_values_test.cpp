@@ -200,8 +200,8 @@ const std::vector<Op>& ops() {
       {"log_softmax", false, [](const Variable& x, int64_t d) { return log_softmax(x, d); }, log_softmax_want},
       {"layer_norm", false,
        [](const Variable& x, int64_t d) {
-         if (d == 1) return layer_norm(x, 1, Variable(), Variable(), kEps);
-         return transpose(layer_norm(transpose(x, 0, 1), 1, Variable(), Variable(), kEps), 0, 1);
+         if (d == 1) return layer_norm(x, {x.size(1)}, kEps);
+         return transpose(layer_norm(transpose(x, 0, 1), {x.size(0)}, kEps), 0, 1);
        },
        layer_norm_want},
   };

@@ -204,14 +204,14 @@ const std::vector<GradCase>& cases() {
       {"log_softmax", {{3, 4}}, [](const Inputs& x) { return log_softmax(x[0], -1); }},
       {"softmax_backward", {{3, 4}, {3, 4}}, vjp([](const Inputs& x) { return softmax(x[0], 0); })},
       {"log_softmax_backward", {{3, 4}, {3, 4}}, vjp([](const Inputs& x) { return log_softmax(x[0], 1); })},
-      {"layer_norm", {{2, 3, 4}, {4}, {4}}, [](const Inputs& x) { return layer_norm(x[0], 1, x[1], x[2]); }},
-      {"layer_norm", {{2, 3, 4}}, [](const Inputs& x) { return layer_norm(x[0], 2, Variable(), Variable()); }},
+      {"layer_norm", {{2, 3, 4}, {4}, {4}}, [](const Inputs& x) { return layer_norm(x[0], {4}, x[1], x[2]); }},
+      {"layer_norm", {{2, 3, 4}}, [](const Inputs& x) { return layer_norm(x[0], {3, 4}); }},
       {"layer_norm", {{2, 3, 4}, {3, 1}, {4}},  // a weight that broadcasts: mul after the normalisation
-       [](const Inputs& x) { return layer_norm(x[0], 1, x[1], x[2]); }},
+       [](const Inputs& x) { return layer_norm(x[0], {4}, x[1], x[2]); }},
       {"layer_norm_backward", {{2, 3, 4}, {4}, {4}, {2, 3, 4}},  // dx, dweight and dbias
-       vjp([](const Inputs& x) { return layer_norm(x[0], 1, x[1], x[2]); })},
+       vjp([](const Inputs& x) { return layer_norm(x[0], {4}, x[1], x[2]); })},
       {"layer_norm_backward", {{2, 2, 3}, {2, 2, 3}}, vjp([](const Inputs& x) {
-         return layer_norm(x[0], 2, Variable(), Variable());
+         return layer_norm(x[0], {2, 3});
        })},
       // The normalisation layers' functions (compositions: rows so that their derivatives are checked).
       {"batch_norm", {{4, 3, 2}, {3}, {3}},  // training, batch statistics, no running ones
