@@ -103,6 +103,16 @@ Variable DecoderLayer::forward(const Variable& tgt, const Variable& memory, cons
 }
 Variable DecoderLayer::forward(const Variable& tgt) { return apply(tgt, {}, {}); }
 
+MultiHeadAttention& DecoderLayer::multihead_attn() {
+  check<ValueError>(bool(cross_attn_), "DecoderLayer: multihead_attn: the layer has no cross-attention");
+  return *cross_attn_;
+}
+
+LayerNorm& DecoderLayer::norm3() {
+  check<ValueError>(bool(norm3_), "DecoderLayer: norm3: the layer has no cross-attention");
+  return *norm3_;
+}
+
 Decoder::Decoder(const DecoderOptions& options) : options_(options) {
   check<ValueError>(options.num_layers > 0, "Decoder: num_layers must be positive, got {}", options.num_layers);
   for (int64_t i = 0; i < options.num_layers; ++i) {

@@ -137,6 +137,25 @@ TEST_CASE("MultiHeadAttention has PyTorch's parameter names, shapes and initiali
   CHECK(no_bias.named_parameters().size() == 2);
 }
 
+// The accessors are the state_dict's tensors (the same storage), and copy_ through them sets the weights: with an
+// identity V block and out_proj, zero biases, and one key, the output is the value itself.
+TEST_CASE("MultiHeadAttention's accessors are its named parameters, and copy_ through them sets the weights") {
+  MultiHeadAttention m({.d_model = 2, .num_heads = 1, .dtype = f64});
+  const TensorMap sd = m.state_dict();
+  CHECK(m.in_proj_weight().value().storage() == sd.at("in_proj_weight").storage());
+  CHECK(m.in_proj_bias().value().storage() == sd.at("in_proj_bias").storage());
+  CHECK(m.out_proj().weight().value().storage() == sd.at("out_proj.weight").storage());
+  CHECK_FALSE(m.q_proj_weight());
+  m.in_proj_weight().copy_(tensor({0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1}, {6, 2}, f64));  // q, k zero; v identity
+  m.out_proj().weight().copy_(eye(2, f64));
+  m.out_proj().bias().copy_(zeros({2}, f64));
+  const Variable x(tensor({3, -4}, {1, 1, 2}, f64));
+  CHECK(m.forward(x, x, x).output.value().to_vector<double>() == std::vector<double>{3, -4});
+  MultiHeadAttention separate({.d_model = 4, .num_heads = 2, .kdim = 3});
+  CHECK_FALSE(separate.in_proj_weight());
+  CHECK(separate.k_proj_weight().shape() == Shape{4, 3});
+}
+
 // ---- beyond the fixtures: an oracle, fully masked rows, finite differences, errors ----
 namespace {
 
