@@ -82,10 +82,12 @@ std::vector<Variable> Layer::parameters() const {
 std::vector<std::pair<std::string, Variable>> Layer::named_parameters() const {
   std::vector<std::pair<std::string, Variable>> out;
   visit("", [&](const std::string& prefix, const Layer& l) {
+    const std::string which =
+        prefix.empty() ? "" : fmt::format(" the {} '{}'", l.type_name(), prefix.substr(0, prefix.size() - 1));
     check<ValueError>(l.is_built(),
-                      "{}: the {} '{}' is not built yet: it makes its parameters on its first input; run the model "
-                      "once on an example input (a dry run) before building an optimizer, saving or loading",
-                      type_name(), l.type_name(), prefix.empty() ? "(this layer)" : prefix.substr(0, prefix.size() - 1));
+                      "{}:{} is not built yet: it makes its parameters on its first input; run the model once on an "
+                      "example input (a dry run) before building an optimizer, saving or loading",
+                      type_name(), which);
     for (const auto& [name, p] : l.parameters_) out.emplace_back(prefix + name, p);
   });
   return out;

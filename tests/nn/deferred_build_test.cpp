@@ -35,13 +35,13 @@ void add_lazy_mlp(nn::Sequential& net) {
 }  // namespace
 
 TEST_CASE("a Dense without in_features infers it and draws the weights an eager Dense would") {
+  const Variable x(randn({2, 4}));
   manual_seed(7);
   nn::Dense eager({.in_features = 4, .out_features = 3});
   manual_seed(7);
   nn::Dense lazy({.out_features = 3});
   CHECK_FALSE(lazy.is_built());
-  const Variable x(randn({2, 4}));
-  const Variable y = lazy(x);
+  const Variable y = lazy(x);  // the build draws here what eager drew at construction
   CHECK(lazy.is_built());
   CHECK(lazy.options().in_features == 4);
   CHECK(lazy.weight().shape() == Shape{3, 4});
