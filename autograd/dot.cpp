@@ -1,4 +1,5 @@
-// Graphviz export of a recorded graph, for looking at what a forward pass built.
+// Graphviz export of a recorded graph, for looking at what a forward pass built. A node does not keep its
+// output's shape; the edge of the op that consumes it does, so the walk carries that shape to the node.
 #include <unordered_map>
 
 #include "autograd/node.h"
@@ -7,7 +8,10 @@
 
 namespace tg {
 
-std::string to_dot(const Variable& root) {
+std::string to_dot(const Variable& root, const std::vector<std::pair<std::string, Variable>>& names) {
+  std::unordered_map<const AutogradMeta*, std::string> name_of;
+  for (const auto& [name, v] : names)
+    if (v.meta()) name_of.emplace(v.meta().get(), name);
   std::string out = "digraph autograd {\n  rankdir=BT;\n  node [fontname=\"monospace\"];\n";
   std::unordered_map<const void*, int> ids;
   auto id = [&](const void* p) {
@@ -17,25 +21,31 @@ std::string to_dot(const Variable& root) {
   auto [root_id, unused] = id(root.meta() ? static_cast<const void*>(root.meta().get()) : &root);
   (void)unused;
   out += fmt::format("  n{} [label=\"output {}\", shape=doubleoctagon];\n", root_id, root.shape());
-  std::vector<std::pair<std::shared_ptr<Node>, int>> stack;
-  if (auto n = root.grad_fn()) stack.emplace_back(n, root_id);
+  struct Visit {
+    std::shared_ptr<Node> node;
+    int consumer;
+    Shape shape;  // the node's output
+  };
+  std::vector<Visit> stack;
+  if (auto n = root.grad_fn()) stack.push_back({n, root_id, root.shape()});
   while (!stack.empty()) {
-    auto [n, consumer] = stack.back();
+    const Visit v = stack.back();
     stack.pop_back();
-    auto [nid, fresh] = id(n.get());
-    out += fmt::format("  n{} -> n{};\n", nid, consumer);
+    auto [nid, fresh] = id(v.node.get());
+    out += fmt::format("  n{} -> n{};\n", nid, v.consumer);
     if (!fresh) continue;
-    out += fmt::format("  n{} [label=\"{}\", shape=box];\n", nid, n->name);
-    for (size_t i = 0; i < n->inputs.size(); ++i) {
-      const auto& m = n->inputs[i].meta;
-      if (!m) continue;
-      if (m->grad_fn) {
-        stack.emplace_back(m->grad_fn, nid);
+    out += fmt::format("  n{} [label=\"{}\\n{}\", shape=box];\n", nid, v.node->name, v.shape);
+    for (const Edge& e : v.node->inputs) {
+      if (!e.meta) continue;
+      if (e.meta->grad_fn) {
+        stack.push_back({e.meta->grad_fn, nid, e.shape});
         continue;
       }
-      auto [lid, new_leaf] = id(m.get());
+      auto [lid, new_leaf] = id(e.meta.get());
+      auto named = name_of.find(e.meta.get());
       if (new_leaf)
-        out += fmt::format("  n{} [label=\"leaf {}\\nrequires_grad\", shape=ellipse];\n", lid, n->inputs[i].shape);
+        out += fmt::format("  n{} [label=\"{} {}\\nrequires_grad\", shape=ellipse];\n", lid,
+                           named == name_of.end() ? "leaf" : named->second, e.shape);
       out += fmt::format("  n{} -> n{};\n", lid, nid);
     }
   }

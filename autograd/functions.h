@@ -197,11 +197,14 @@ Variable rms_norm(const Variable& x, int64_t normalized_ndim, const Variable& we
 Variable softmax(const Variable& x, int64_t dim);
 /// log softmax along dim; dx = dy - softmax(x)·Σ dy, and 0 on an all -inf line (whose y is -inf).
 Variable log_softmax(const Variable& x, int64_t dim);
-/// Layer normalisation (Ba et al. 2016) over the last `normalized_ndim` dims, then ·weight + bias (either
-/// may be undefined). Fused: exact on constant rows (no NaN). ValueError for a row holding ±inf or a constant
-/// row under eps = 0 (tg::normalize).
-Variable layer_norm(const Variable& x, int64_t normalized_ndim, const Variable& weight, const Variable& bias,
+/// Layer normalisation (Ba et al. 2016) over the trailing dims `normalized_shape` of x (PyTorch's
+/// F.layer_norm: x (..., *normalized_shape)), then ·weight + bias (either may be undefined). Fused: exact on
+/// constant rows (no NaN). ShapeError naming both shapes unless x ends in a non-empty normalized_shape;
+/// ValueError for a row holding ±inf or a constant row under eps = 0 (tg::normalize).
+Variable layer_norm(const Variable& x, const Shape& normalized_shape, const Variable& weight, const Variable& bias,
                     double eps = 1e-5);
+/// layer_norm without the affine terms: (x - mean) / √(var + eps) over the trailing dims normalized_shape.
+Variable layer_norm(const Variable& x, const Shape& normalized_shape, double eps = 1e-5);
 /// Rows of weight (V, D) at indices (any shape, i64) -> (..., D); repeated indices add up in the gradient,
 /// and the row `padding_idx` (if >= 0) gets none. IndexError naming an index outside [0, V) or a
 /// padding_idx outside [-1, V).
@@ -218,27 +221,40 @@ Variable dropout(const Variable& x, double p, bool training, Generator* gen = nu
 /// dropout(relu(x), p, training) in one op (the feed-forward's activation then dropout): the same values,
 /// draws and gradients, one pass each way instead of two. ValueError unless 0 <= p <= 1.
 Variable relu_dropout(const Variable& x, double p, bool training, Generator* gen = nullptr);
-/// Attention as one op (Vaswani et al. 2017; torch's F.scaled_dot_product_attention): dropout_p-dropout of
-/// softmax(q·kᵀ/√d + added, -inf where blocked) along the last dim, times v. q: (..., S_q, d), k: (..., S_k, d),
-/// v: (..., S_k, d_v) -> (..., S_q, d_v); the masks (`blocked` bool, `added` float, either undefined) broadcast
-/// to (..., S_q, S_k). It keeps q, k, v, the softmax output and one bit per dropout decision, not the scores
-/// or the dropped weights. Same values and gradients as the composition (which nn::MultiHeadAttention
-/// still runs when it returns the weights); dropout draws from gen as dropout() does. The output and q's
-/// gradient are laid out in memory in q's dim order, k's and v's gradients in k's and v's (where the operand
-/// has the result's rank and its last dim innermost; contiguous otherwise): per-head views of (B, S, H·d)
-/// projections get (B, S, H, d) results. ShapeError when q, k and v do not fit those shapes, ValueError
-/// unless 0 <= dropout_p <= 1. Defined in functions/attention.cpp.
-/// is_causal also blocks key j > i + S_k - S_q for query i (the queries are the last S_q positions, as with a KV
-/// cache; torch's top-left tril when S_q = S_k) and skips the work above the diagonal: row blocks, each on the
-/// keys it may see, so the products and exponentials there are never computed. Equal to the masked call up
-/// to rounding; dropout draws block by block. ShapeError when is_causal and S_k < S_q.
-Variable scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked,
-                                      const Tensor& added, double dropout_p = 0, Generator* gen = nullptr,
-                                      bool is_causal = false);
+/// The masks and options of scaled_dot_product_attention. The bool mask comes in two fields, one per polarity,
+/// so that code ported from either PyTorch convention keeps its meaning.
+struct SdpaOptions {
+  Tensor allowed;  ///< bool, true where a query MAY attend to a key, as torch's F.scaled_dot_product_attention
+  Tensor blocked;  ///< bool, true where it may NOT, as nn.MultiheadAttention's bool masks; give at most one
+  Tensor added;    ///< float, added to the scores (torch's float attn_mask; -inf blocks)
+  double dropout_p = 0;     ///< on the attention weights
+  Generator* gen = nullptr;  ///< dropout's draws; nullptr = the default generator
+  /// Also blocks key j > i + S_k - S_q for query i (the queries are the last S_q positions, as with a KV
+  /// cache; torch's top-left tril when S_q = S_k) and skips the work above the diagonal.
+  bool is_causal = false;
+};
+/// Attention as one op; its bool mask is named by polarity: `.allowed` (true = may attend, PyTorch's
+/// F.scaled_dot_product_attention) or `.blocked` (true = may not). dropout_p-dropout of softmax(q·kᵀ/√d + added,
+/// -inf where blocked) along the last dim, times v (Vaswani et al. 2017). q: (..., S_q, d), k: (..., S_k, d),
+/// v: (..., S_k, d_v) -> (..., S_q, d_v); the masks broadcast to (..., S_q, S_k). It keeps q, k, v, the softmax
+/// output and one bit per dropout decision, not the scores or the dropped weights. Same values and gradients as
+/// the composition (which nn::MultiHeadAttention still runs when it returns the weights); dropout draws from gen
+/// as dropout() does. The output and q's gradient are laid out in memory in q's dim order, k's and v's
+/// gradients in k's and v's (where the operand has the result's rank and its last dim innermost; contiguous
+/// otherwise): per-head views of (B, S, H·d) projections get (B, S, H, d) results. is_causal computes row
+/// blocks, each on the keys it may see; equal to the masked call up to rounding, dropout drawn block by block.
+/// ShapeError when q, k and v do not fit those shapes or when is_causal and S_k < S_q; ValueError unless
+/// 0 <= dropout_p <= 1 or when both allowed and blocked are given; DTypeError for a non-bool allowed/blocked.
+/// Defined in functions/attention.cpp.
+Variable scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v,
+                                      const SdpaOptions& options = {});
+
+/// How a loss reduces its terms (PyTorch's reduction=): their mean, their sum, or none (the terms themselves).
+/// One name for cross_entropy and the nn losses: tg::Reduction::sum.
+enum class Reduction { mean, sum, none };
 
 /// Options of cross_entropy, as torch.nn.functional.cross_entropy.
 struct CrossEntropyOptions {
-  enum class Reduction { mean, sum, none };
   Reduction reduction = Reduction::mean;
   int64_t ignore_index = -100;   ///< targets equal to this add no loss and no gradient
   double label_smoothing = 0.0;  ///< in [0, 1]: target = (1-ε)·onehot + ε/C

@@ -1,7 +1,10 @@
 // Variable handles and the thread-local grad and anomaly modes (recording itself is in node.cpp).
 #include "autograd/variable.h"
 
+#include <ostream>
+
 #include "autograd/functions.h"
+#include "autograd/node.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/ops.h"
@@ -13,6 +16,25 @@ thread_local bool t_anomaly = false;
 }  // namespace
 
 bool grad_mode_enabled() { return t_grad_enabled; }
+
+Variable& Variable::copy_(const Tensor& src) {
+  check<ShapeError>(src.shape() == shape(), "Variable::copy_: shape of the source differs: {} vs {}", src.shape(),
+                    shape());
+  check<DTypeError>(src.dtype() == dtype(), "Variable::copy_: dtype of the source differs: {} vs {}", src.dtype(),
+                    dtype());
+  value_.copy_(src);
+  return *this;
+}
+
+std::string to_string(const Variable& v) {
+  std::string out = to_string(v.value());
+  if (!v.defined()) return out;
+  out.pop_back();  // the closing ')'
+  if (auto node = v.grad_fn()) return out + fmt::format(", grad_fn=<{}>)", node->name);
+  return out + (v.requires_grad() ? ", requires_grad=True)" : ")");
+}
+
+std::ostream& operator<<(std::ostream& os, const Variable& v) { return os << to_string(v); }
 bool is_recorded(std::initializer_list<std::reference_wrapper<const Variable>> inputs) {
   if (!t_grad_enabled) return false;
   for (const Variable& v : inputs)

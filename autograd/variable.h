@@ -4,6 +4,7 @@
 // records, never at values, so an intermediate's value is freed as soon as nothing captured it.
 #include <functional>
 #include <initializer_list>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <utility>
@@ -93,6 +94,10 @@ class Variable {
   int register_post_accumulate_grad_hook(PostAccumulateGradHook hook);
   /// ValueError for a handle that is not registered on this variable.
   void remove_post_accumulate_grad_hook(int handle);
+  /// Copies src into the value in place, unrecorded (PyTorch's `with torch.no_grad(): p.copy_(src)`): how user
+  /// code sets a layer's weights, e.g. dense.weight().copy_(w); every holder of this Variable (an optimizer)
+  /// sees the new values. ShapeError / DTypeError naming both unless src has this shape and dtype.
+  Variable& copy_(const Tensor& src);
   /// The same value, cut from the graph (no gradient flows through it).
   Variable detach() const { return Variable(value_); }
   const std::shared_ptr<AutogradMeta>& meta() const { return meta_; }
@@ -122,6 +127,12 @@ class Variable {
   Tensor value_;
   std::shared_ptr<AutogradMeta> meta_;  // null for constants that never required grad
 };
+
+/// The value as tg::to_string(Tensor) prints it, then requires_grad=True for a leaf that needs a gradient or
+/// grad_fn=<op> for an op's output, as PyTorch prints tensors: "tensor([1., 2.], ..., grad_fn=<mul>)".
+std::string to_string(const Variable& v);
+/// Writes to_string(v), as fmt::format("{}", v) does.
+std::ostream& operator<<(std::ostream& os, const Variable& v);
 
 /// True while gradients are being recorded on this thread.
 bool grad_mode_enabled();
@@ -169,7 +180,15 @@ std::vector<Variable> grad(const std::vector<Variable>& outputs, const std::vect
                            const std::vector<Tensor>& grad_outputs = {}, const GradOptions& options = {});
 
 /// The graph behind `root` in Graphviz DOT: one box per op (name, output shape), one ellipse per leaf
-/// (shape, requires_grad). For debugging: `dot -Tsvg graph.dot`.
-std::string to_dot(const Variable& root);
+/// (shape, requires_grad), labelled with its name when `names` holds it (e.g. model.named_parameters()),
+/// else "leaf". For debugging: `dot -Tsvg graph.dot`.
+std::string to_dot(const Variable& root, const std::vector<std::pair<std::string, Variable>>& names = {});
 
 }  // namespace tg
+
+template <>
+struct fmt::formatter<tg::Variable> : fmt::formatter<std::string_view> {
+  auto format(const tg::Variable& v, format_context& ctx) const {
+    return fmt::formatter<std::string_view>::format(tg::to_string(v), ctx);
+  }
+};

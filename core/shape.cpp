@@ -3,6 +3,7 @@
 #include "core/shape.h"
 
 #include <algorithm>
+#include <ostream>
 
 #include "core/error.h"
 
@@ -111,5 +112,7 @@ int64_t normalize_dim(int64_t dim, int64_t ndim, const char* op) {
                     ndim, lo, hi);
   return dim < 0 ? dim + std::max<int64_t>(ndim, 1) : dim;
 }
+
+std::ostream& operator<<(std::ostream& os, const Shape& shape) { return os << fmt::format("{}", shape); }
 
 }  // namespace tg

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <iosfwd>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -146,6 +147,8 @@ ContiguousLayout contiguous_layout(const Shape& shape);
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 /// Maps a possibly negative dim into [0, ndim); throws IndexError naming `op` when out of range.
 int64_t normalize_dim(int64_t dim, int64_t ndim, const char* op);
+/// Writes the shape as fmt::format("{}", shape) does: "(2, 3)", "(4,)", "()".
+std::ostream& operator<<(std::ostream& os, const Shape& shape);
 
 }  // namespace tg
 

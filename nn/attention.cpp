@@ -148,8 +148,9 @@ AttentionOutput MultiHeadAttention::forward(const Variable& query_in, const Vari
     weights = dropout(softmax(apply_masks(scores, masks), -1), options_.dropout, is_training());
     heads = matmul(weights, v);
   } else {  // one op that keeps neither the scores nor the dropped weights for the backward
-    heads = scaled_dot_product_attention(q, k, v, masks.blocked, masks.added, is_training() ? options_.dropout : 0.0,
-                                         nullptr, fused_causal);
+    heads = scaled_dot_product_attention(q, k, v, {.blocked = masks.blocked, .added = masks.added,
+                                                   .dropout_p = is_training() ? options_.dropout : 0.0,
+                                                   .is_causal = fused_causal});
   }
   Variable merged = heads.permute({0, 2, 1, 3}).reshape({B, S_q, options_.d_model});
   Variable output = out_proj_(merged);                                         // (B, S_q, E)

@@ -67,6 +67,17 @@ class MultiHeadAttention : public Layer {
                           const MhaCall& call = {});
   std::string type_name() const override { return "MultiHeadAttention"; }
   const MultiHeadAttentionOptions& options() const { return options_; }
+  /// The parameters by PyTorch's names, for reading them or setting them with copy_: in_proj_weight (3E, E)
+  /// (rows q, k, v) and in_proj_bias (3E), or, when kdim or vdim differ from E, q/k/v_proj_weight with
+  /// in_proj_weight undefined; in_proj_bias undefined without bias.
+  Variable in_proj_weight() const { return in_proj_weight_; }
+  Variable in_proj_bias() const { return in_proj_bias_; }
+  Variable q_proj_weight() const { return q_proj_weight_; }
+  Variable k_proj_weight() const { return k_proj_weight_; }
+  Variable v_proj_weight() const { return v_proj_weight_; }
+  /// The output projection, a Dense E -> E ("out_proj.weight", "out_proj.bias").
+  Dense& out_proj() { return out_proj_; }
+  const Dense& out_proj() const { return out_proj_; }
 
  private:
   // The unary Layer::forward(x), which throws for this layer: declared here so that it is hidden on purpose

@@ -32,6 +32,9 @@ class BatchNorm : public Layer {
   const Tensor& running_var() const { return running_var_; }
   const Tensor& num_batches_tracked() const { return num_batches_tracked_; }
   const BatchNormOptions& options() const { return options_; }
+  /// The parameters (undefined without affine); copy_ into them to set weights.
+  Variable weight() const { return weight_; }
+  Variable bias() const { return bias_; }
 
  protected:
   /// `name`: the subclass's type_name() (for the constructor's errors); `ranks`: the input ranks it

@@ -29,8 +29,8 @@ class Conv2d : public Layer {
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "Conv2d"; }
   const Conv2dOptions& options() const { return options_; }
-  const Variable& weight() const { return weight_; }
-  const Variable& bias() const { return bias_; }
+  Variable weight() const { return weight_; }
+  Variable bias() const { return bias_; }
 
  private:
   Conv2dOptions options_;
@@ -58,8 +58,8 @@ class Conv1d : public Layer {
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "Conv1d"; }
   const Conv1dOptions& options() const { return options_; }
-  const Variable& weight() const { return weight_; }
-  const Variable& bias() const { return bias_; }
+  Variable weight() const { return weight_; }
+  Variable bias() const { return bias_; }
 
  private:
   Conv1dOptions options_;
@@ -89,8 +89,8 @@ class ConvTranspose2d : public Layer {
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "ConvTranspose2d"; }
   const ConvTranspose2dOptions& options() const { return options_; }
-  const Variable& weight() const { return weight_; }
-  const Variable& bias() const { return bias_; }
+  Variable weight() const { return weight_; }
+  Variable bias() const { return bias_; }
 
  private:
   ConvTranspose2dOptions options_;

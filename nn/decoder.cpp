@@ -17,7 +17,7 @@ MultiHeadAttentionOptions attention_options(const DecoderLayerOptions& o) {
 }
 
 LayerNormOptions norm_options(const DecoderLayerOptions& o) {
-  return {.normalized_shape = o.d_model, .eps = o.layer_norm_eps, .dtype = o.dtype};
+  return {.normalized_shape = {o.d_model}, .eps = o.layer_norm_eps, .dtype = o.dtype};
 }
 
 // (T, B, E) <-> (B, T, E) when the layout is sequence-first; undefined stays undefined.
@@ -102,6 +102,16 @@ Variable DecoderLayer::forward(const Variable& tgt, const Variable& memory, cons
   return y;
 }
 Variable DecoderLayer::forward(const Variable& tgt) { return apply(tgt, {}, {}); }
+
+MultiHeadAttention& DecoderLayer::multihead_attn() {
+  check<ValueError>(bool(cross_attn_), "DecoderLayer: multihead_attn: the layer has no cross-attention");
+  return *cross_attn_;
+}
+
+LayerNorm& DecoderLayer::norm3() {
+  check<ValueError>(bool(norm3_), "DecoderLayer: norm3: the layer has no cross-attention");
+  return *norm3_;
+}
 
 Decoder::Decoder(const DecoderOptions& options) : options_(options) {
   check<ValueError>(options.num_layers > 0, "Decoder: num_layers must be positive, got {}", options.num_layers);

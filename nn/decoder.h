@@ -57,6 +57,15 @@ class DecoderLayer : public Layer {
   Variable forward(const Variable& tgt) override;
   std::string type_name() const override { return "DecoderLayer"; }
   const DecoderLayerOptions& options() const { return options_; }
+  /// The sub-layers by PyTorch's names, for reading or setting their parameters; multihead_attn and norm3
+  /// throw ValueError on a layer without cross-attention.
+  MultiHeadAttention& self_attn() { return self_attn_; }
+  MultiHeadAttention& multihead_attn();
+  Dense& linear1() { return linear1_; }
+  Dense& linear2() { return linear2_; }
+  LayerNorm& norm1() { return norm1_; }
+  LayerNorm& norm2() { return norm2_; }
+  LayerNorm& norm3();
 
  private:
   friend class Decoder;

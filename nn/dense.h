@@ -4,22 +4,28 @@
 namespace tg::nn {
 
 struct DenseOptions {
-  int64_t in_features = 0;
+  int64_t in_features = 0;  ///< 0 = inferred from the first input's last dim (PyTorch's LazyLinear)
   int64_t out_features = 0;
   bool bias = true;
   DType dtype = f32;
 };
 
 /// y = x Wᵀ + b.  x: (..., in_features) -> (..., out_features). Weights (out, in) and bias (out) start
-/// uniform in ±1/√in_features, as PyTorch's Linear. ValueError for non-positive sizes.
+/// uniform in ±1/√in_features, as PyTorch's Linear. Without in_features they are made on the first call
+/// (build), from the input's last dim. ValueError for a negative in_features or a non-positive out_features.
 class Dense : public Layer {
  public:
   explicit Dense(const DenseOptions& options);
+  /// ShapeError naming the input's shape unless it ends in in_features.
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "Dense"; }
-  const Variable& weight() const { return weight_; }
+  Variable weight() const { return weight_; }
   const DenseOptions& options() const { return options_; }
-  const Variable& bias() const { return bias_; }
+  Variable bias() const { return bias_; }
+
+ protected:
+  // Makes the weight (out, in) and bias (out) for in = input_shape's last dim, drawing as the constructor would.
+  void build(const Shape& input_shape) override;
 
  private:
   DenseOptions options_;

@@ -23,7 +23,7 @@ class Embedding : public Layer {
   Variable operator()(const Tensor& indices);
   using Layer::operator();
   std::string type_name() const override { return "Embedding"; }
-  const Variable& weight() const { return weight_; }
+  Variable weight() const { return weight_; }
   /// The tied output projection (Press & Wolf 2017; GPT-2's lm_head, Flax's Embed.attend): logits = x·Wᵀ,
   /// x (..., embedding_dim) -> (..., num_embeddings), on this layer's own weight. The weight stays one
   /// parameter, under this layer's name only (as PyTorch's named_parameters lists a tied weight once), and

@@ -25,8 +25,8 @@ EncoderLayer::EncoderLayer(const EncoderLayerOptions& options)
                   .dtype = options_.dtype}),
       linear1_({.in_features = options_.d_model, .out_features = options_.dim_feedforward, .dtype = options_.dtype}),
       linear2_({.in_features = options_.dim_feedforward, .out_features = options_.d_model, .dtype = options_.dtype}),
-      norm1_({.normalized_shape = options_.d_model, .eps = options_.layer_norm_eps, .dtype = options_.dtype}),
-      norm2_({.normalized_shape = options_.d_model, .eps = options_.layer_norm_eps, .dtype = options_.dtype}),
+      norm1_({.normalized_shape = {options_.d_model}, .eps = options_.layer_norm_eps, .dtype = options_.dtype}),
+      norm2_({.normalized_shape = {options_.d_model}, .eps = options_.layer_norm_eps, .dtype = options_.dtype}),
       dropout_(options_.dropout),
       dropout1_(options_.dropout),
       dropout2_(options_.dropout) {
@@ -85,7 +85,7 @@ Encoder::Encoder(const EncoderOptions& options) : options_(options) {
   }
   register_layer("layers", layer_list_);
   if (options.final_norm) {
-    norm_ = std::make_unique<LayerNorm>(LayerNormOptions{.normalized_shape = options.layer.d_model,
+    norm_ = std::make_unique<LayerNorm>(LayerNormOptions{.normalized_shape = {options.layer.d_model},
                                                          .eps = options.layer.layer_norm_eps,
                                                          .dtype = options.layer.dtype});
     register_layer("norm", *norm_);

@@ -52,7 +52,12 @@ class EncoderLayer : public Layer {
   /// forward, also returning the self-attention weights per head (B, H, S, S) for inspection.
   AttentionOutput forward_with_attention(const Variable& src, const EncoderCall& call = {});
   std::string type_name() const override { return "EncoderLayer"; }
+  /// The sub-layers by PyTorch's names, for reading or setting their parameters.
   MultiHeadAttention& self_attn() { return self_attn_; }
+  Dense& linear1() { return linear1_; }
+  Dense& linear2() { return linear2_; }
+  LayerNorm& norm1() { return norm1_; }
+  LayerNorm& norm2() { return norm2_; }
   const EncoderLayerOptions& options() const { return options_; }
 
  private:

@@ -22,6 +22,9 @@ class GroupNorm : public Layer {
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "GroupNorm"; }
   const GroupNormOptions& options() const { return options_; }
+  /// The parameters (undefined without affine); copy_ into them to set weights.
+  Variable weight() const { return weight_; }
+  Variable bias() const { return bias_; }
 
  private:
   GroupNormOptions options_;

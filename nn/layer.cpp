@@ -15,7 +15,16 @@ Variable Layer::forward(const Variable&) {
   throw Error(fmt::format("{}: has no unary forward(Variable); call its own forward overload", type_name()));
 }
 
+void Layer::build(const Shape&) {}
+
+void Layer::ensure_built(const Shape& input_shape) {
+  if (built_) return;
+  build(input_shape);
+  built_ = true;
+}
+
 Variable Layer::operator()(const Variable& x) {
+  ensure_built(x.shape());
   if (!backward_hooks_.empty() && grad_mode_enabled()) return call_with_backward_hooks(x);
   Variable y = forward(x);
   run_forward_hooks(x, y);
@@ -73,6 +82,12 @@ std::vector<Variable> Layer::parameters() const {
 std::vector<std::pair<std::string, Variable>> Layer::named_parameters() const {
   std::vector<std::pair<std::string, Variable>> out;
   visit("", [&](const std::string& prefix, const Layer& l) {
+    const std::string which =
+        prefix.empty() ? "" : fmt::format(" the {} '{}'", l.type_name(), prefix.substr(0, prefix.size() - 1));
+    check<ValueError>(l.is_built(),
+                      "{}:{} is not built yet: it makes its parameters on its first input; run the model once on an "
+                      "example input (a dry run) before building an optimizer, saving or loading",
+                      type_name(), which);
     for (const auto& [name, p] : l.parameters_) out.emplace_back(prefix + name, p);
   });
   return out;

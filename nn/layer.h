@@ -22,13 +22,23 @@ class Layer {
   /// The computation of a unary layer; layers with other signatures (attention) define their own
   /// overloads and leave this one throwing Error.
   virtual Variable forward(const Variable& x);
-  /// forward(x), then the forward hooks; with backward hooks, the input and output are wrapped in identity
-  /// ops whose backward runs them.
+  /// ensure_built(x.shape()), forward(x), then the forward hooks; with backward hooks, the input and output
+  /// are wrapped in identity ops whose backward runs them.
   Variable operator()(const Variable& x);
 
-  /// Every parameter of this layer and its sub-layers, in registration order.
+  /// Runs build(input_shape) unless it has run: operator()(x) calls it before the first forward, and layers
+  /// with other forward signatures call it themselves. Calling it on an example shape makes the parameters
+  /// of a layer that deferred them without a dry run.
+  void ensure_built(const Shape& input_shape);
+  /// False while this layer waits for the first input to make parameters (see defer_build).
+  bool is_built() const { return built_ || !deferred_; }
+
+  /// Every parameter of this layer and its sub-layers, in registration order. ValueError naming the layer
+  /// when one of them is not built yet: an optimizer made from this list would miss the parameters still to
+  /// come, so run the model once on an example input (a dry run, e.g. under NoGradGuard) first.
   std::vector<Variable> parameters() const;
-  /// Parameters with dotted paths ("linear1.weight").
+  /// Parameters with dotted paths ("linear1.weight"); ValueError as parameters() before the build, and so
+  /// for everything built on it (state_dict, save, load, summary, num_parameters).
   std::vector<std::pair<std::string, Variable>> named_parameters() const;
   /// Buffers (state that is saved but not trained) with dotted paths.
   std::vector<std::pair<std::string, Tensor>> named_buffers() const;
@@ -80,6 +90,12 @@ class Layer {
   virtual std::string type_name() const { return "Layer"; }
 
  protected:
+  /// Keras's Layer.build (PyTorch's Lazy* modules): makes the parameters whose shapes depend on the input's,
+  /// given the shape of the first input. Runs once, through ensure_built; the default makes none.
+  virtual void build(const Shape& input_shape);
+  /// Declares, in the constructor, that build() makes parameters: until it has run, is_built() is false and
+  /// parameters() throws instead of returning a partial list.
+  void defer_build() { deferred_ = true; }
   /// Adds a trainable tensor (f32/f64); returns the Variable to keep as a member (it shares value and
   /// gradient). Names here and below: non-empty, no '.', unique within the layer, else ValueError.
   Variable register_parameter(const std::string& name, Tensor value, bool requires_grad = true);
@@ -111,6 +127,8 @@ class Layer {
   std::vector<std::pair<int, BackwardHook>> backward_hooks_;
   int next_hook_ = 0;  // handles of both kinds
   bool training_ = true;
+  bool built_ = false;     // build() has run
+  bool deferred_ = false;  // build() makes parameters (defer_build)
 };
 
 }  // namespace tg::nn

@@ -8,8 +8,7 @@ namespace tg::nn {
 
 using tg::cross_entropy;
 using tg::CrossEntropyOptions;
-/// mean, sum or none, shared by every loss here.
-using Reduction = CrossEntropyOptions::Reduction;
+// The losses here reduce by tg::Reduction (autograd/functions.h), kl_div by its own (it adds batchmean).
 
 struct NLLLossOptions {
   Reduction reduction = Reduction::mean;

@@ -78,7 +78,16 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ConvTranspose2dOptions, in_channels, out_chan
                                    output_padding, groups, bias, dilation, dtype)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FlattenOptions, start_dim, end_dim)
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LayerNormOptions, normalized_shape, eps, elementwise_affine, dtype)
+// normalized_shape is a list, as PyTorch's; a number (what files wrote while it was one int) reads as [n].
+inline void to_json(nlohmann::json& j, const LayerNormOptions& o) {
+  j = {{"normalized_shape", o.normalized_shape}, {"eps", o.eps}, {"elementwise_affine", o.elementwise_affine},
+       {"dtype", o.dtype}};
+}
+inline void from_json(const nlohmann::json& j, LayerNormOptions& o) {
+  const nlohmann::json& s = j.at("normalized_shape");
+  o.normalized_shape = s.is_number() ? Shape{s.get<int64_t>()} : s.get<Shape>();
+  j.at("eps").get_to(o.eps), j.at("elementwise_affine").get_to(o.elementwise_affine), j.at("dtype").get_to(o.dtype);
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RMSNormOptions, normalized_shape, eps, elementwise_affine, dtype)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GroupNormOptions, num_groups, num_channels, eps, affine, dtype)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BatchNormOptions, num_features, eps, momentum, affine, track_running_stats, dtype)

@@ -46,7 +46,7 @@ class LearnedPositionalEncoding : public Layer {
   /// x + weight[start : start + S], for cached decoding. ValueError when start < 0 or start + S > max_len.
   Variable forward(const Variable& x, int64_t start);
   std::string type_name() const override { return "LearnedPositionalEncoding"; }
-  const Variable& weight() const { return weight_; }
+  Variable weight() const { return weight_; }
   const LearnedPositionalEncodingOptions& options() const { return options_; }
 
  private:

@@ -23,6 +23,8 @@ class RMSNorm : public Layer {
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "RMSNorm"; }
   const RMSNormOptions& options() const { return options_; }
+  /// The scale (undefined without elementwise_affine); copy_ into it to set weights.
+  Variable weight() const { return weight_; }
 
  private:
   RMSNormOptions options_;

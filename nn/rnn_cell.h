@@ -47,6 +47,11 @@ struct RNNCellOptions {
 class RNNCellBase : public Layer {
  public:
   const RNNCellOptions& options() const { return options_; }
+  /// The parameters, PyTorch's names and gate order (biases undefined without bias); copy_ into them.
+  Variable weight_ih() const { return weight_ih_; }
+  Variable weight_hh() const { return weight_hh_; }
+  Variable bias_ih() const { return bias_ih_; }
+  Variable bias_hh() const { return bias_hh_; }
 
  protected:
   RNNCellBase(const RNNCellOptions& options, int64_t gates, const char* name);

@@ -111,6 +111,9 @@ Tensor mask_block(const Tensor& mask, int64_t r0, int64_t r1, int64_t c1) {
 // one non-causal call on its slice of k and v with the causality of its last (diagonal) tile as a bool mask.
 // The products and exponentials above the diagonal tiles are not computed: about (1 + 1/n)/2 of the full
 // work for n blocks. The block outputs are joined in q's memory order (the layout the one call would give).
+Variable attend(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked, const Tensor& added,
+                double dropout_p, Generator* gen);
+
 Variable causal_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked,
                           const Tensor& added, double dropout_p, Generator* gen) {
   const int64_t S_q = q.size(-2), S_k = k.size(-2), offset = S_k - S_q;
@@ -125,29 +128,20 @@ Variable causal_attention(const Variable& q, const Variable& k, const Variable& 
     const Tensor future = gt(arange(0, double(c1), 1, f64).unsqueeze(0),
                              arange(double(r0 + offset), double(r1 + offset), 1, f64).unsqueeze(1));  // (r, c1)
     const Tensor user = mask_block(blocked, r0, r1, c1);
-    Variable out = scaled_dot_product_attention(q.slice(-2, r0, r1), k.slice(-2, 0, c1), v.slice(-2, 0, c1),
-                                                user.defined() ? logical_or(user, future) : future,
-                                                mask_block(added, r0, r1, c1), dropout_p, gen);
+    Variable out = attend(q.slice(-2, r0, r1), k.slice(-2, 0, c1), v.slice(-2, 0, c1),
+                          user.defined() ? logical_or(user, future) : future, mask_block(added, r0, r1, c1), dropout_p,
+                          gen);
     parts.push_back(out.permute(order));
   }
   return parts.size() == 1 ? parts[0].permute(inverse(order)) : cat(parts, at).permute(inverse(order));
 }
 
-}  // namespace
-
 // P = softmax(S), S = q·kᵀ/√d + masks, Pd = P·m (dropout), O = Pd·v.  With s = 1/√d:
 // dv = Pdᵀ·dO, dP = (dO·vᵀ)·m, dS = P·(dP - Σ dP·P), dq = s·dS·k, dk = s·dSᵀ·q.  The backward keeps P and
 // the bits, and neither the scores nor Pd; q/√d is formed as the composition forms it (so the outputs agree
 // to the bit) but not kept.
-Variable scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked,
-                                      const Tensor& added, double dropout_p, Generator* gen, bool is_causal) {
-  const bool fits = q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2 && q.size(-1) == k.size(-1) &&
-                    k.size(-2) == v.size(-2);
-  check<ShapeError>(fits, "scaled_dot_product_attention: q {}, k {} and v {} do not fit (..., S_q, d), (..., S_k, d), "
-                    "(..., S_k, d_v)", q.shape(), k.shape(), v.shape());
-  check<ValueError>(dropout_p >= 0 && dropout_p <= 1, "scaled_dot_product_attention: dropout_p must be in [0, 1], "
-                    "got {}", dropout_p);
-  if (is_causal) return causal_attention(q, k, v, blocked, added, dropout_p, gen);
+Variable attend(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked, const Tensor& added,
+                double dropout_p, Generator* gen) {
   const double root_d = std::sqrt(double(q.size(-1)));
   Tensor scores = tg::matmul(div_in_order(q.detach(), root_d).value(), k.value().mT());  // (..., S_q, S_k)
   if (added.defined()) scores = tg::add(scores, added);
@@ -168,6 +162,26 @@ Variable scaled_dot_product_attention(const Variable& q, const Variable& k, cons
     g.push_back(matmul_as((keep.defined() ? dropped(Pv, keep, scale) : Pv).mT(), dO, v.value()));
     return g;
   });
+}
+
+}  // namespace
+
+// The checks, the polarity of the bool mask (allowed = !blocked) and the causal split; attend() does the rest.
+Variable scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const SdpaOptions& o) {
+  const bool fits = q.dim() >= 2 && k.dim() >= 2 && v.dim() >= 2 && q.size(-1) == k.size(-1) &&
+                    k.size(-2) == v.size(-2);
+  check<ShapeError>(fits, "scaled_dot_product_attention: q {}, k {} and v {} do not fit (..., S_q, d), (..., S_k, d), "
+                    "(..., S_k, d_v)", q.shape(), k.shape(), v.shape());
+  check<ValueError>(o.dropout_p >= 0 && o.dropout_p <= 1, "scaled_dot_product_attention: dropout_p must be in [0, 1], "
+                    "got {}", o.dropout_p);
+  check<ValueError>(!(o.allowed.defined() && o.blocked.defined()),
+                    "scaled_dot_product_attention: give allowed or blocked, not both (one is the other's negation)");
+  for (const Tensor* m : {&o.allowed, &o.blocked})
+    check<DTypeError>(!m->defined() || m->dtype() == boolean, "scaled_dot_product_attention: {} must be bool, got {}",
+                      m == &o.allowed ? "allowed" : "blocked", m->dtype());
+  const Tensor blocked = o.allowed.defined() ? logical_not(o.allowed) : o.blocked;
+  if (o.is_causal) return causal_attention(q, k, v, blocked, o.added, o.dropout_p, o.gen);
+  return attend(q, k, v, blocked, o.added, o.dropout_p, o.gen);
 }
 
 }  // namespace tg

@@ -75,7 +75,6 @@ Tensor times(const Tensor& logp, const Tensor& coef) {
 // D = Σ_i valid_i·w[t_i] under mean (the non-ignored count without weights), else 1; p = softmax(z_i).
 // dz_i = (p_i·Σ_c a_ic - a_i)·dy (which is p_i - a_i when the row of a sums to 1): cross_entropy_backward.
 Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& o) {
-  using Reduction = CrossEntropyOptions::Reduction;
   check<DTypeError>(target.dtype() == i64, "cross_entropy: target must hold i64 class indices, got {}", target.dtype());
   check<ValueError>(o.label_smoothing >= 0 && o.label_smoothing <= 1,
                     "cross_entropy: label_smoothing must be in [0, 1], got {}", o.label_smoothing);

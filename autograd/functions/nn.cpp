@@ -140,13 +140,15 @@ Variable log_softmax(const Variable& x, int64_t dim) {
 // dx = rstd·(g - mean(g) - x̂·mean(g·x̂)), dw = Σ dy·x̂ and db = Σ dy (layer_norm_backward above). A weight
 // or bias that broadcasts to the normalised shape instead of having it (or has another dtype) is applied by
 // mul and add after the normalisation.
-Variable layer_norm(const Variable& x, int64_t k, const Variable& weight, const Variable& bias, double eps) {
-  check<ShapeError>(k >= 1 && k <= x.dim(), "layer_norm: cannot normalise the last {} dims of a tensor of shape {}", k,
-                    x.shape());
-  const Shape rows(x.shape().end() - k, x.shape().end());
+Variable layer_norm(const Variable& x, const Shape& normalized_shape, const Variable& weight, const Variable& bias,
+                    double eps) {
+  const int64_t k = int64_t(normalized_shape.size());
+  check<ShapeError>(k >= 1 && k <= x.dim() && Shape(x.shape().end() - k, x.shape().end()) == normalized_shape,
+                    "layer_norm: input {} does not end in normalized_shape {}", x.shape(), normalized_shape);
+  const Shape& rows = normalized_shape;
   auto fits = [&](const Variable& p) { return !p || (p.shape() == rows && p.dtype() == x.dtype()); };
   if (!fits(weight) || !fits(bias)) {
-    Variable y = layer_norm(x, k, Variable(), Variable(), eps);
+    Variable y = layer_norm(x, rows, eps);
     if (weight) y = y * weight;
     return bias ? y + bias : y;
   }
@@ -159,6 +161,10 @@ Variable layer_norm(const Variable& x, int64_t k, const Variable& weight, const 
     LayerNormBackward g = layer_norm_backward(dy, s, weight, with_bias);
     return {g.dx, g.dweight, g.dbias};
   });
+}
+
+Variable layer_norm(const Variable& x, const Shape& normalized_shape, double eps) {
+  return layer_norm(x, normalized_shape, Variable(), Variable(), eps);
 }
 
 // y = x's slices at index along dim.  dx = zeros with dy's slices added at index (repeats add up).

@@ -88,7 +88,8 @@ Variable group_norm(const Variable& x, int64_t num_groups, const Variable& weigh
   check_per_channel("group_norm", "weight", weight.value(), x);
   check_per_channel("group_norm", "bias", bias.value(), x);
   check_eps("group_norm", eps);
-  const Variable y = layer_norm(x.reshape({x.size(0), num_groups, -1}), 1, Variable(), Variable(), eps);
+  const Variable groups = x.reshape({x.size(0), num_groups, -1});  // (N, G, C/G·spatial)
+  const Variable y = layer_norm(groups, {groups.size(-1)}, eps);
   return channel_affine(y.reshape(x.shape()), weight, bias, channel_shape(x));
 }
 

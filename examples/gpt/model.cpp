@@ -71,7 +71,7 @@ double stream_nats(Gpt& model, const std::vector<int64_t>& separator, const std:
     }
     tg::Variable logits = model.forward(tg::index_tensor(inputs, {int64_t(B), W}));  // (B, W, V)
     nats += tg::cross_entropy(logits.reshape({int64_t(B) * W, model.config().vocab_size}),
-                              tg::index_tensor(targets, {int64_t(B) * W}), {.reduction = tg::CrossEntropyOptions::Reduction::sum})
+                              tg::index_tensor(targets, {int64_t(B) * W}), {.reduction = tg::Reduction::sum})
                 .item();
   }
   model.train(was_training);

@@ -26,7 +26,7 @@ Run run(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& blocked
   Variable vq(q, true), vk(k, true), vv(v, true);
   const int64_t S_q = q.size(-2), S_k = k.size(-2);
   Tensor mask = causal ? blocked : blocked.defined() ? logical_or(blocked, future(S_q, S_k)) : future(S_q, S_k);
-  Variable out = scaled_dot_product_attention(vq, vk, vv, mask, added, 0, nullptr, causal);
+  Variable out = scaled_dot_product_attention(vq, vk, vv, {.blocked = mask, .added = added, .is_causal = causal});
   Generator gen(99);
   sum(out * Variable(randn(out.shape(), q.dtype(), &gen))).backward();
   return {out.value(), vq.grad(), vk.grad(), vv.grad()};
@@ -74,7 +74,7 @@ TEST_CASE("causal attention in f32 agrees with the masked call and keeps q's mem
 
 TEST_CASE("causal attention needs at least as many keys as queries") {
   const Variable q(randn({1, 5, 4})), k(randn({1, 3, 4}));
-  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, k, Tensor(), Tensor(), 0, nullptr, true),
+  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, k, {.is_causal = true}),
                        doctest::Contains("is_causal needs at least as many keys as queries, got q (1, 5, 4) and k "
                                          "(1, 3, 4)"),
                        ShapeError);

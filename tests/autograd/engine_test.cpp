@@ -326,12 +326,20 @@ TEST_CASE("without AnomalyGuard NaN and inf pass through silently") {
   CHECK_FALSE(anomaly_mode_enabled());
 }
 
-TEST_CASE("to_dot names every op and the shape of every leaf") {
+TEST_CASE("to_dot names every op with its output shape, and the shape of every leaf") {
   Variable x = leaf({1, 2, 3, 4, 5, 6}, {2, 3}), w = leaf({1, 2, 3});
   std::string dot = to_dot(sum(tanh(x * w)));
   CHECK(dot.rfind("digraph", 0) == 0);
-  for (const char* s : {"\"sum\"", "\"tanh\"", "\"mul\"", "leaf (2, 3)", "leaf (3,)", "output ()"}) {
+  for (const char* s : {"\"sum\\n()\"", "\"tanh\\n(2, 3)\"", "\"mul\\n(2, 3)\"", "leaf (2, 3)", "leaf (3,)",
+                        "output ()"}) {
     CAPTURE(s);
     CHECK(dot.find(s) != std::string::npos);
   }
+}
+
+TEST_CASE("to_dot labels a leaf with its name when given one, and the others 'leaf'") {
+  Variable x = leaf({1, 2, 3, 4, 5, 6}, {2, 3}), w = leaf({1, 2, 3});
+  const std::string dot = to_dot(sum(x * w), {{"layer.weight", w}});
+  CHECK(dot.find("label=\"layer.weight (3,)\\nrequires_grad\"") != std::string::npos);
+  CHECK(dot.find("label=\"leaf (2, 3)\\nrequires_grad\"") != std::string::npos);
 }

@@ -41,7 +41,7 @@ Tensor mask_of(const Shape& s, uint64_t seed) {
 }
 
 const std::vector<GradCase>& cases() {
-  using R = CrossEntropyOptions::Reduction;
+  using R = Reduction;
   static const std::vector<GradCase> k = {
       {"add", {{2, 3}, {3}}, [](const Inputs& x) { return x[0] + x[1]; }},
       {"sub", {{2, 1}, {1, 3}}, [](const Inputs& x) { return x[0] - x[1]; }},
@@ -211,14 +211,14 @@ const std::vector<GradCase>& cases() {
       {"log_softmax", {{3, 4}}, [](const Inputs& x) { return log_softmax(x[0], -1); }},
       {"softmax_backward", {{3, 4}, {3, 4}}, vjp([](const Inputs& x) { return softmax(x[0], 0); })},
       {"log_softmax_backward", {{3, 4}, {3, 4}}, vjp([](const Inputs& x) { return log_softmax(x[0], 1); })},
-      {"layer_norm", {{2, 3, 4}, {4}, {4}}, [](const Inputs& x) { return layer_norm(x[0], 1, x[1], x[2]); }},
-      {"layer_norm", {{2, 3, 4}}, [](const Inputs& x) { return layer_norm(x[0], 2, Variable(), Variable()); }},
+      {"layer_norm", {{2, 3, 4}, {4}, {4}}, [](const Inputs& x) { return layer_norm(x[0], {4}, x[1], x[2]); }},
+      {"layer_norm", {{2, 3, 4}}, [](const Inputs& x) { return layer_norm(x[0], {3, 4}); }},
       {"layer_norm", {{2, 3, 4}, {3, 1}, {4}},  // a weight that broadcasts: mul after the normalisation
-       [](const Inputs& x) { return layer_norm(x[0], 1, x[1], x[2]); }},
+       [](const Inputs& x) { return layer_norm(x[0], {4}, x[1], x[2]); }},
       {"layer_norm_backward", {{2, 3, 4}, {4}, {4}, {2, 3, 4}},  // dx, dweight and dbias
-       vjp([](const Inputs& x) { return layer_norm(x[0], 1, x[1], x[2]); })},
+       vjp([](const Inputs& x) { return layer_norm(x[0], {4}, x[1], x[2]); })},
       {"layer_norm_backward", {{2, 2, 3}, {2, 2, 3}}, vjp([](const Inputs& x) {
-         return layer_norm(x[0], 2, Variable(), Variable());
+         return layer_norm(x[0], {2, 3});
        })},
       // The normalisation layers' functions (compositions: rows so that their derivatives are checked).
       {"batch_norm", {{4, 3, 2}, {3}, {3}},  // training, batch statistics, no running ones
@@ -289,56 +289,58 @@ const std::vector<GradCase>& cases() {
          return relu_dropout(x[0], 0.5, true, &gen);
        }},
       {"scaled_dot_product_attention", {{2, 3, 4}, {2, 5, 4}, {2, 5, 2}},
-       [](const Inputs& x) { return scaled_dot_product_attention(x[0], x[1], x[2], Tensor(), Tensor()); }},
+       [](const Inputs& x) { return scaled_dot_product_attention(x[0], x[1], x[2]); }},
       {"scaled_dot_product_attention", {{2, 2, 3, 4}, {2, 1, 5, 4}, {5, 3}},  // broadcast k, v; both masks; dropout
        [](const Inputs& x) {
          Generator gen(4);  // a fresh generator per call: the same mask in every evaluation
          Tensor blocked = mask_of({2, 1, 3, 5}, 9), added = randn({3, 5}, f64, &gen);
-         return scaled_dot_product_attention(x[0], x[1], x[2], blocked, added, 0.3, &gen);
+         return scaled_dot_product_attention(x[0], x[1], x[2],
+                                             {.blocked = blocked, .added = added, .dropout_p = 0.3, .gen = &gen});
        }},
       {"scaled_dot_product_attention", {{2, 3, 2, 4}, {2, 5, 2, 4}, {2, 5, 2, 3}},  // MHA's heads of (B, S, H, d):
        [](const Inputs& x) {                                    // output and gradients in (B, S, H, d) order
          Generator gen(5);
          const std::vector<int64_t> heads = {0, 2, 1, 3};
          return scaled_dot_product_attention(x[0].permute(heads), x[1].permute(heads), x[2].permute(heads),
-                                             mask_of({2, 1, 1, 5}, 6), Tensor(), 0.3, &gen);
+                                             {.blocked = mask_of({2, 1, 1, 5}, 6), .dropout_p = 0.3, .gen = &gen});
        }},
       {"scaled_dot_product_attention", {{4, 2, 3}, {2, 5, 4}, {2, 5, 3}},  // permuted q; query 1 fully masked
        [](const Inputs& x) {
          Tensor blocked = logical_and(eq(arange(0, 3, 1, f64), 1.0).unsqueeze(1), ones({3, 5}, boolean));
-         return scaled_dot_product_attention(x[0].permute({1, 2, 0}), x[1], x[2], blocked, Tensor());
+         return scaled_dot_product_attention(x[0].permute({1, 2, 0}), x[1], x[2], {.blocked = blocked});
        }},
       // is_causal: two row blocks (16 rows, then the rest), each on the keys it may see
       {"scaled_dot_product_attention", {{1, 18, 2}, {1, 18, 2}, {1, 18, 3}},
        [](const Inputs& x) {
-         return scaled_dot_product_attention(x[0], x[1], x[2], Tensor(), Tensor(), 0, nullptr, true);
+         return scaled_dot_product_attention(x[0], x[1], x[2], {.is_causal = true});
        }},
       {"scaled_dot_product_attention", {{1, 17, 2, 2}, {1, 20, 2, 2}, {1, 20, 2, 2}},  // 3 cached keys; MHA's heads
        [](const Inputs& x) {                                                      // and both masks cut per block
          Generator gen(13);
          const std::vector<int64_t> heads = {0, 2, 1, 3};
          return scaled_dot_product_attention(x[0].permute(heads), x[1].permute(heads), x[2].permute(heads),
-                                             mask_of({1, 1, 1, 20}, 14), randn({17, 20}, f64, &gen), 0, nullptr, true);
+                                             {.blocked = mask_of({1, 1, 1, 20}, 14),
+                                              .added = randn({17, 20}, f64, &gen),
+                                              .is_causal = true});
        }},
       // The recorded ops of scaled_dot_product_attention's backward, each a row that leans on it (gradgradcheck
       // runs their derivatives).
       {"attention_weights", {{1, 3, 2}, {1, 4, 2}, {1, 4, 2}},  // P of masked scores as a function of q, k
-       [](const Inputs& x) { return scaled_dot_product_attention(x[0], x[1], x[2], mask_of({3, 4}, 10), Tensor()); }},
+       [](const Inputs& x) { return scaled_dot_product_attention(x[0], x[1], x[2], {.blocked = mask_of({3, 4}, 10)}); }},
       {"attention_softmax_grad", {{2, 3, 2}, {2, 4, 2}, {2, 4, 3}},  // dS through softmax and dropout
        [](const Inputs& x) {
          Generator gen(11);
-         return scaled_dot_product_attention(x[0], x[1], x[2], Tensor(), Tensor(), 0.4, &gen);
+         return scaled_dot_product_attention(x[0], x[1], x[2], {.dropout_p = 0.4, .gen = &gen});
        }},
       {"attention_dropout", {{3, 2}, {4, 2}, {4, 2}},  // Pd = P·m, 2-D operands
        [](const Inputs& x) {
          Generator gen(12);
-         return scaled_dot_product_attention(x[0], x[1], x[2], Tensor(), Tensor(), 0.5, &gen);
+         return scaled_dot_product_attention(x[0], x[1], x[2], {.dropout_p = 0.5, .gen = &gen});
        }},
       {"matmul_as", {{1, 3, 2, 2}, {1, 4, 2, 2}, {1, 4, 2, 3}},  // (B, S, H, d) views: results in that order
        [](const Inputs& x) {
          const std::vector<int64_t> heads = {0, 2, 1, 3};
-         return scaled_dot_product_attention(x[0].permute(heads), x[1].permute(heads), x[2].permute(heads), Tensor(),
-                                             Tensor());
+         return scaled_dot_product_attention(x[0].permute(heads), x[1].permute(heads), x[2].permute(heads));
        }},
       {"cross_entropy", {{4, 5}},
        [](const Inputs& x) { return cross_entropy(x[0], index_tensor({1, 0, 4, -100}, {4})); }},

@@ -64,7 +64,7 @@ const std::map<std::string, std::function<Variable(const Named&)>>& expressions(
       {"logsumexp_dim1", [](const Named& in) { return sum(logsumexp(in.at("a"), {1})); }},
       {"var_plus_mean", [](const Named& in) { return sum(var(in.at("a"), {0}, 1) + mean(in.at("a"))); }},
       {"layer_norm_cubed",
-       [](const Named& in) { return sum(pow(layer_norm(in.at("a"), 1, in.at("w"), in.at("b"), 1e-5), 3.0)); }},
+       [](const Named& in) { return sum(pow(layer_norm(in.at("a"), {4}, in.at("w"), in.at("b"), 1e-5), 3.0)); }},
       {"gelu_erf", [](const Named& in) { return sum(gelu(in.at("a"))); }},
       {"gelu_tanh", [](const Named& in) { return sum(gelu(in.at("a"), true)); }},
       {"silu", [](const Named& in) { return sum(silu(in.at("a"))); }},

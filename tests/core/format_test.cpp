@@ -95,3 +95,14 @@ TEST_CASE("operator<< and fmt print the same text as to_string") {
   CHECK(fmt::format("{}", Shape{}) == "()");
   CHECK(fmt::format("{}", f64) == "f64");
 }
+
+TEST_CASE("a Shape prints through operator<< as through fmt") {
+  for (const Shape& s : {Shape{2, 3}, Shape{4}, Shape{}}) {
+    std::ostringstream os;
+    os << s;
+    CHECK(os.str() == fmt::format("{}", s));
+  }
+  std::ostringstream os;
+  os << Shape{2, 3} << ' ' << Shape{4} << ' ' << Shape{};
+  CHECK(os.str() == "(2, 3) (4,) ()");
+}

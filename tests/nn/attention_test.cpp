@@ -137,6 +137,25 @@ TEST_CASE("MultiHeadAttention has PyTorch's parameter names, shapes and initiali
   CHECK(no_bias.named_parameters().size() == 2);
 }
 
+// The accessors are the state_dict's tensors (the same storage), and copy_ through them sets the weights: with an
+// identity V block and out_proj, zero biases, and one key, the output is the value itself.
+TEST_CASE("MultiHeadAttention's accessors are its named parameters, and copy_ through them sets the weights") {
+  MultiHeadAttention m({.d_model = 2, .num_heads = 1, .dtype = f64});
+  const TensorMap sd = m.state_dict();
+  CHECK(m.in_proj_weight().value().storage() == sd.at("in_proj_weight").storage());
+  CHECK(m.in_proj_bias().value().storage() == sd.at("in_proj_bias").storage());
+  CHECK(m.out_proj().weight().value().storage() == sd.at("out_proj.weight").storage());
+  CHECK_FALSE(m.q_proj_weight());
+  m.in_proj_weight().copy_(tensor({0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1}, {6, 2}, f64));  // q, k zero; v identity
+  m.out_proj().weight().copy_(eye(2, f64));
+  m.out_proj().bias().copy_(zeros({2}, f64));
+  const Variable x(tensor({3, -4}, {1, 1, 2}, f64));
+  CHECK(m.forward(x, x, x).output.value().to_vector<double>() == std::vector<double>{3, -4});
+  MultiHeadAttention separate({.d_model = 4, .num_heads = 2, .kdim = 3});
+  CHECK_FALSE(separate.in_proj_weight());
+  CHECK(separate.k_proj_weight().shape() == Shape{4, 3});
+}
+
 // ---- beyond the fixtures: an oracle, fully masked rows, finite differences, errors ----
 namespace {
 
@@ -307,7 +326,7 @@ TEST_CASE("scaled_dot_product_attention lays out its output and gradients in its
   const std::vector<int64_t> heads = {0, 2, 1, 3};
   Variable q(randn({2, 3, 2, 4}), true), k(randn({2, 5, 2, 4}), true), v(randn({2, 5, 2, 3}), true);  // (B, S, H, d)
   const Variable qh = q.permute(heads), kh = k.permute(heads), vh = v.permute(heads);            // (B, H, S, d)
-  Variable out = scaled_dot_product_attention(qh, kh, vh, Tensor(), Tensor());
+  Variable out = scaled_dot_product_attention(qh, kh, vh);
   CHECK(out.value().permute(heads).is_contiguous());
   const Variable weights = softmax(matmul(qh / 2.0, kh.mT()), -1);  // the composition, √d = 2
   CHECK(test::max_abs_diff(out.value(), matmul(weights, vh).value()) == 0);
@@ -315,7 +334,7 @@ TEST_CASE("scaled_dot_product_attention lays out its output and gradients in its
   for (const Variable& d : grad({out}, {qh, kh, vh}, {dO})) CHECK(d.value().permute(heads).is_contiguous());
   // The same operands contiguous in (B, H, S, d): contiguous results, the same values.
   const Variable qc(qh.value().contiguous(), true), kc(kh.value().contiguous(), true), vc(vh.value().contiguous(), true);
-  Variable outc = scaled_dot_product_attention(qc, kc, vc, Tensor(), Tensor());
+  Variable outc = scaled_dot_product_attention(qc, kc, vc);
   CHECK(outc.value().is_contiguous());
   CHECK(test::max_abs_diff(outc.value(), out.value()) == 0);
   for (const Variable& d : grad({outc}, {qc, kc, vc}, {dO})) CHECK(d.value().is_contiguous());
@@ -329,7 +348,7 @@ TEST_CASE("MultiHeadAttention's self-attention takes one in_proj product, with t
   init::normal(wrt[1].value(), 0.0, 1.0);  // in_proj_bias, zero at init
   const Variable x(randn({2, 5, 8}, f64), true), x2(x.value().clone(), true), x3(x.value().clone(), true);
   auto ops = [](const Variable& y, const std::string& op) {  // how many nodes of y's graph are `op`
-    const std::string dot = to_dot(y), label = "label=\"" + op + "\"";
+    const std::string dot = to_dot(y), label = "label=\"" + op + "\\n";
     int n = 0;
     for (size_t at = dot.find(label); at != std::string::npos; at = dot.find(label, at + 1)) ++n;
     return n;
@@ -352,15 +371,30 @@ TEST_CASE("MultiHeadAttention's self-attention takes one in_proj product, with t
 
 TEST_CASE("scaled_dot_product_attention names the three shapes when they do not fit") {
   const Variable q(randn({2, 3, 4})), k(randn({2, 5, 4})), v(randn({2, 6, 4}));
-  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v, Tensor(), Tensor()),
+  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v),
                        doctest::Contains("q (2, 3, 4), k (2, 5, 4) and v (2, 6, 4) do not fit"), ShapeError);
+}
+
+// The polarity is in the field's name: .allowed as torch's F.scaled_dot_product_attention (true = may attend),
+// .blocked as nn.MultiheadAttention (true = may not). With only key 1 allowed, every query returns v's row 1.
+TEST_CASE("scaled_dot_product_attention's allowed mask is the negation of its blocked mask") {
+  const Variable q(randn({3, 2})), k(randn({4, 2})), v(tensor({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2}));
+  const Tensor only_key_1 = eq(arange(0, 4, 1, f64), 1.0).unsqueeze(0).expand({3, 4});  // (S_q, S_k)
+  const Variable via_allowed = scaled_dot_product_attention(q, k, v, {.allowed = only_key_1});
+  const Variable via_blocked = scaled_dot_product_attention(q, k, v, {.blocked = logical_not(only_key_1)});
+  CHECK(via_allowed.value().to_vector<float>() == std::vector<float>{3, 4, 3, 4, 3, 4});
+  CHECK(test::max_abs_diff(via_allowed.value(), via_blocked.value()) == 0);
+  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v, {.allowed = only_key_1, .blocked = only_key_1}),
+                       doctest::Contains("give allowed or blocked, not both"), ValueError);
+  CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v, {.allowed = zeros({3, 4})}),
+                       "scaled_dot_product_attention: allowed must be bool, got f32", DTypeError);
 }
 
 TEST_CASE("scaled_dot_product_attention refuses a dropout_p outside [0, 1], NaN included") {
   const Variable q(randn({2, 3, 4})), k(randn({2, 5, 4})), v(randn({2, 5, 4}));
   Generator gen(0);
   for (double p : {-0.1, 1.5, std::nan("")})
-    CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v, Tensor(), Tensor(), p, &gen),
+    CHECK_THROWS_WITH_AS(scaled_dot_product_attention(q, k, v, {.dropout_p = p, .gen = &gen}),
                          doctest::Contains("dropout_p must be in [0, 1]"), ValueError);
 }
 

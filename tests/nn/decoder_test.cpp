@@ -143,6 +143,18 @@ TEST_CASE("DecoderLayer names its parameters as PyTorch; without cross-attention
   CHECK(gpt_names == encoder_names);
 }
 
+TEST_CASE("DecoderLayer's sub-layer accessors are its named parameters; the cross-attention ones throw without it") {
+  DecoderLayer full({.d_model = 8, .num_heads = 2, .dim_feedforward = 16});
+  const TensorMap sd = full.state_dict();
+  CHECK(full.multihead_attn().in_proj_weight().value().storage() == sd.at("multihead_attn.in_proj_weight").storage());
+  CHECK(full.linear2().weight().value().storage() == sd.at("linear2.weight").storage());
+  CHECK(full.norm3().bias().value().storage() == sd.at("norm3.bias").storage());
+  DecoderLayer gpt_block({.d_model = 8, .num_heads = 2, .dim_feedforward = 16, .cross_attention = false});
+  CHECK_THROWS_WITH_AS(gpt_block.multihead_attn(), "DecoderLayer: multihead_attn: the layer has no cross-attention",
+                       ValueError);
+  CHECK_THROWS_WITH_AS(gpt_block.norm3(), "DecoderLayer: norm3: the layer has no cross-attention", ValueError);
+}
+
 TEST_CASE("Decoding one token at a time with the KV cache gives the full run's logits (tied GPT, f64 and f32)") {
   for (DType dtype : {f64, f32}) {
     CAPTURE(dtype);

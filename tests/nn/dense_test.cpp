@@ -51,6 +51,7 @@ TEST_CASE("Dense starts uniform in ±1/√in_features, as PyTorch's Linear") {
 TEST_CASE("Dense names the input shape and in_features when the last dim differs") {
   nn::Dense dense({.in_features = 4, .out_features = 3});
   CHECK_THROWS_WITH_AS(dense(Variable(zeros({2, 5}))), "Dense: input (2, 5) must end in in_features 4", ShapeError);
-  CHECK_THROWS_WITH_AS(nn::Dense({.in_features = 0, .out_features = 3}),
-                       "Dense: in_features and out_features must be > 0, got 0 and 3", ValueError);
+  CHECK_THROWS_WITH_AS(nn::Dense({.in_features = -1, .out_features = 3}),
+                       "Dense: in_features must be >= 0 (0 = inferred) and out_features > 0, got -1 and 3",
+                       ValueError);
 }

@@ -57,6 +57,16 @@ TEST_CASE("Encoder of two post-norm layers and a final norm matches PyTorch") {
   }
 }
 
+TEST_CASE("EncoderLayer's sub-layer accessors are its named parameters") {
+  EncoderLayer layer({.d_model = 8, .num_heads = 2, .dim_feedforward = 16});
+  const TensorMap sd = layer.state_dict();
+  CHECK(layer.self_attn().in_proj_bias().value().storage() == sd.at("self_attn.in_proj_bias").storage());
+  CHECK(layer.linear1().weight().value().storage() == sd.at("linear1.weight").storage());
+  CHECK(layer.linear2().bias().value().storage() == sd.at("linear2.bias").storage());
+  CHECK(layer.norm1().weight().value().storage() == sd.at("norm1.weight").storage());
+  CHECK(layer.norm2().bias().value().storage() == sd.at("norm2.bias").storage());
+}
+
 TEST_CASE("Encoder names its parameters as PyTorch's TransformerEncoder") {
   Encoder encoder({.layer = {.d_model = 8, .num_heads = 2, .dim_feedforward = 16}, .num_layers = 2,
                    .final_norm = true});

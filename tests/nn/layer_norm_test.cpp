@@ -15,7 +15,7 @@ struct LayerNormRun {
   nn::LayerNorm ln;
   Variable x, y;
   LayerNormRun(const nlohmann::json& f, const nlohmann::json& c, DType dt)
-      : ln({.normalized_shape = 6, .dtype = dt}), x(test::fixture_tensor(c["inputs"]["x"], dt), true) {
+      : ln({.normalized_shape = {6}, .dtype = dt}), x(test::fixture_tensor(c["inputs"]["x"], dt), true) {
     ln.load_state_dict(test::fixture_weights(f));
     y = ln(x);
   }
@@ -62,7 +62,7 @@ TEST_CASE("LayerNorm's f32 gradients on the large-mean row agree with our f64 ru
   const nlohmann::json f = test::load_fixture("nn/layernorm.f32.json");
   const nlohmann::json& c = f["cases"][1];
   LayerNormRun r32(f, c, f32);
-  nn::LayerNorm ln64({.normalized_shape = 6, .dtype = f64});
+  nn::LayerNorm ln64({.normalized_shape = {6}, .dtype = f64});
   TensorMap w64;
   for (const auto& [k, t] : test::fixture_weights(f)) w64[k] = t.to(f64);
   ln64.load_state_dict(w64);
@@ -79,7 +79,7 @@ TEST_CASE("LayerNorm's f32 gradients on the large-mean row agree with our f64 ru
 
 TEST_CASE("LayerNorm passes gradcheck in f64 for input, weight and bias") {
   manual_seed(4);
-  nn::LayerNorm ln({.normalized_shape = 3, .dtype = f64});
+  nn::LayerNorm ln({.normalized_shape = {3}, .dtype = f64});
   for (const Variable& p : ln.parameters()) Tensor(p.value()).add_(randn(p.shape(), f64), 0.5);  // not 1 and 0
   std::vector<Variable> inputs{Variable(randn({2, 3}, f64), true)};
   for (const Variable& p : ln.parameters()) inputs.push_back(p);
@@ -87,17 +87,39 @@ TEST_CASE("LayerNorm passes gradcheck in f64 for input, weight and bias") {
 }
 
 TEST_CASE("LayerNorm starts at weight 1, bias 0, and without affine has no parameters") {
-  nn::LayerNorm ln({.normalized_shape = 4});
+  nn::LayerNorm ln({.normalized_shape = {4}});
   CHECK(ln.state_dict().at("weight").to_vector<double>() == std::vector<double>{1, 1, 1, 1});
   CHECK(ln.state_dict().at("bias").to_vector<double>() == std::vector<double>{0, 0, 0, 0});
-  nn::LayerNorm plain({.normalized_shape = 4, .elementwise_affine = false});
+  nn::LayerNorm plain({.normalized_shape = {4}, .elementwise_affine = false});
   CHECK(plain.num_parameters() == 0);
   const Tensor y = plain(Variable(tensor({1, 2, 3, 4}))).value();
   CHECK(std::abs(mean(y).item()) < 1e-6);
 }
 
 TEST_CASE("LayerNorm names the input shape when its last dim is not normalized_shape") {
-  nn::LayerNorm ln({.normalized_shape = 6});
-  CHECK_THROWS_WITH_AS(ln(Variable(zeros({2, 5}))), "LayerNorm: input (2, 5) must end in normalized_shape 6",
+  nn::LayerNorm ln({.normalized_shape = {6}});
+  CHECK_THROWS_WITH_AS(ln(Variable(zeros({2, 5}))), "LayerNorm: input (2, 5) must end in normalized_shape (6,)",
+                       ShapeError);
+}
+
+// torch.nn.LayerNorm([2, 2], eps=0): each (2, 2) block on its own; block 1 has mean 2.5 and variance 1.25,
+// block 2 mean 11 and variance 3.
+TEST_CASE("LayerNorm over two trailing dims normalises each block, as torch.nn.LayerNorm([2, 2])") {
+  nn::LayerNorm ln({.normalized_shape = {2, 2}, .eps = 0, .dtype = f64});
+  CHECK(ln.weight().shape() == Shape{2, 2});
+  const Tensor y = ln(Variable(tensor({1, 2, 3, 4, 10, 10, 10, 14}, {2, 2, 2}, f64))).value();
+  const double a = 1 / std::sqrt(1.25), b = 1 / std::sqrt(3.0);
+  CHECK(test::max_abs_diff(y, tensor({-1.5 * a, -0.5 * a, 0.5 * a, 1.5 * a, -b, -b, -b, 3 * b}, {2, 2, 2}, f64)) < 1e-12);
+  CHECK_THROWS_WITH_AS(ln(Variable(zeros({2, 3, 2}, f64))),
+                       "LayerNorm: input (2, 3, 2) must end in normalized_shape (2, 2)", ShapeError);
+}
+
+TEST_CASE("layer_norm without affine terms equals it with undefined ones, and names both shapes on a mismatch") {
+  const Variable x(tensor({1, 2, 3, 4, 5, 7}, {2, 3}, f64));
+  const Tensor plain = layer_norm(x, {3}).value();
+  CHECK(test::max_abs_diff(plain, layer_norm(x, {3}, Variable(), Variable()).value()) == 0);
+  const double r = 1 / std::sqrt(2.0 / 3 + 1e-5);  // row 1: mean 2, variance 2/3
+  CHECK(std::abs(plain.to_vector<double>()[0] + r) < 1e-12);
+  CHECK_THROWS_WITH_AS(layer_norm(x, {2}), "layer_norm: input (2, 3) does not end in normalized_shape (2,)",
                        ShapeError);
 }

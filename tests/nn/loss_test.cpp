@@ -12,7 +12,6 @@
 
 using namespace tg;
 using nn::KLDivLossOptions;
-using nn::Reduction;
 
 namespace {
 

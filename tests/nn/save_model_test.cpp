@@ -87,7 +87,7 @@ std::unique_ptr<Layer> module_dict() {  // containers inside containers
   d->insert("body", sequential());
   auto& heads = d->emplace<ModuleList>("heads");
   heads.emplace<Dense>(DenseOptions{.in_features = 2, .out_features = 3});
-  heads.emplace<LayerNorm>(LayerNormOptions{.normalized_shape = 3});
+  heads.emplace<LayerNorm>(LayerNormOptions{.normalized_shape = {3}});
   return d;
 }
 
@@ -197,7 +197,7 @@ std::vector<Case> norm_rnn_cases() {
       {"Dense", make<Dense>(DenseOptions{.in_features = 4, .out_features = 3, .bias = false}), on({2, 4})},
       {"Embedding", make<Embedding>(EmbeddingOptions{.num_embeddings = 10, .embedding_dim = 4, .padding_idx = 0}),
        [](Layer& l) { return l(Variable(tensor({1.0, 0.0, 7.0, 9.0}, {2, 2}, i64))); }},
-      {"LayerNorm", make<LayerNorm>(LayerNormOptions{.normalized_shape = 4, .eps = 1e-3}), on({2, 4})},
+      {"LayerNorm", make<LayerNorm>(LayerNormOptions{.normalized_shape = {4}, .eps = 1e-3}), on({2, 4})},
       {"RMSNorm", make<RMSNorm>(RMSNormOptions{.normalized_shape = {3, 4}}), on({2, 3, 4})},
       {"GroupNorm",
        make<GroupNorm>(GroupNormOptions{.num_groups = 2, .num_channels = 4, .affine = false, .dtype = f64}),

@@ -30,7 +30,7 @@ struct Model : nn::Layer {
   Model(DType dt = f32, int64_t out = 3, bool bias = true) {
     body.emplace<nn::Dense>(nn::DenseOptions{.in_features = 4, .out_features = out, .bias = bias, .dtype = dt});
     body.emplace<nn::Tanh>();
-    body.emplace<nn::LayerNorm>(nn::LayerNormOptions{.normalized_shape = out, .dtype = dt});
+    body.emplace<nn::LayerNorm>(nn::LayerNormOptions{.normalized_shape = {out}, .dtype = dt});
     register_layer("body", body);
     register_buffer("steps", randn({2}, dt));
     for (const Variable& p : parameters()) Tensor(p.value()).add_(randn(p.shape(), dt));  // not LayerNorm's 1 and 0

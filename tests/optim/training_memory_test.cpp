@@ -48,7 +48,7 @@ class TinyClassifier : public nn::Layer {
 
  private:
   nn::Embedding embed_{{.num_embeddings = 32, .embedding_dim = 16}};
-  nn::LayerNorm norm_{{.normalized_shape = 16}};
+  nn::LayerNorm norm_{{.normalized_shape = {16}}};
   nn::Dense hidden_{{.in_features = 16, .out_features = 32}};
   nn::Dropout dropout_{0.1};
   nn::Dense head_{{.in_features = 32, .out_features = 2}};
