@@ -83,7 +83,8 @@ int run_export(const ExportArgs& args) {
       .graph = [&](ox::GraphBuilder& g, const std::vector<std::string>& in) {
         return std::vector<std::string>{gpt_graph(g, *m.model, in[0])};
       }};
-  const tg::Tensor example = tg::index_tensor({0, 1, 2, 1, 0, 2}, {2, 3});
+  const int64_t V = m.config.model.vocab_size;
+  const tg::Tensor example = tg::index_tensor({0, 1 % V, 2 % V, 1 % V, 0, 2 % V}, {2, 3});
   ox::export_model(*m.model, {example}, args.out, options, fns);
   fmt::print("{} written (opset {}, input tokens (batch, sequence <= {}), output logits (batch, sequence, {}))\n",
              args.out, options.opset, m.config.model.block_size, m.config.model.vocab_size);
