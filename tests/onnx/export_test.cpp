@@ -117,6 +117,34 @@ TEST_CASE("an Encoder with a padding mask maps to Where, Softmax and LayerNormal
   for (const auto& [name, value] : encoder.state_dict()) CHECK_MESSAGE(initializer(m, name) != nullptr, name);
 }
 
+TEST_CASE("a decoder-only Decoder maps to a causal mask built from the sequence length") {
+  nn::Decoder decoder({.layer = {.d_model = 8, .num_heads = 2, .dim_feedforward = 16, .norm_first = true,
+                                 .cross_attention = false},
+                       .num_layers = 1});
+  ox::ModelFunctions fns{
+      .forward = [&](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{decoder.forward(Variable(in[0]), {}, {.tgt_is_causal = true}).value()};
+      },
+      .graph = [&](ox::GraphBuilder& g, const std::vector<std::string>& in) {
+        return std::vector<std::string>{ox::emit_decoder(g, decoder, "", in[0], {.is_causal = true})};
+      }};
+  const ::onnx::ModelProto m = ox::to_onnx(decoder, {randn({2, 3, 8})}, {.dynamic_axes = {{"input", {{1, "T"}}}}}, fns);
+  for (const char* op : {"Shape", "Range", "Greater", "Where", "Softmax"}) CHECK_MESSAGE(has_op(m, op), op);
+  nn::Decoder cross({.layer = {.d_model = 8, .num_heads = 2, .dim_feedforward = 16}, .num_layers = 1});
+  ox::GraphBuilder g("cross");
+  CHECK_THROWS_WITH_AS(ox::emit_decoder(g, cross, "decoder.", g.input("x", f32, {2, 3, 8}), {}),
+                       doctest::Contains("DecoderLayer 'decoder.layers.0.' with cross-attention"), ValueError);
+}
+
+TEST_CASE("GraphBuilder adds a named weight once and refuses the name for another shape") {
+  ox::GraphBuilder g("weights");
+  CHECK(g.weight("w", ones({2, 3})) == "w");
+  CHECK(g.weight("w", ones({2, 3})) == "w");
+  CHECK(g.graph().initializer_size() == 1);
+  CHECK_THROWS_WITH_AS(g.weight("w", ones({3, 2})),
+                       "onnx export: initializer 'w' added twice with different shapes (now (3, 2))", ValueError);
+}
+
 TEST_CASE("a layer without a mapping is named in the error") {
   nn::Sequential s;
   s.add(std::make_unique<nn::Dense>(nn::DenseOptions{.in_features = 4, .out_features = 4}));
