@@ -173,22 +173,27 @@ std::string emit_decoder_layer(GraphBuilder& g, nn::DecoderLayer& layer, const s
   return self_attention_block(g, layer, prefix, x, masks, o.norm_first, o.activation);
 }
 
+namespace {
+// Encoder and Decoder alike: layers "layers.<i>" in turn, then the final LayerNorm "norm" if there is one.
+template <class Stack, class EmitLayer>
+std::string emit_stack(GraphBuilder& g, Stack& stack, const std::string& prefix, const std::string& x,
+                       const AttentionMasks& masks, EmitLayer emit_layer) {
+  std::string h = x;
+  for (int64_t i = 0; i < stack.num_layers(); ++i)
+    h = emit_layer(g, stack.layer(i), fmt::format("{}layers.{}.", prefix, i), h, masks);
+  if (!stack.options().final_norm) return h;
+  return emit_layer_norm(g, sublayer_as<nn::LayerNorm>(stack, "norm"), prefix + "norm.", h);
+}
+}  // namespace
+
 std::string emit_decoder(GraphBuilder& g, nn::Decoder& decoder, const std::string& prefix, const std::string& x,
                          const AttentionMasks& masks) {
-  std::string h = x;
-  for (int64_t i = 0; i < decoder.num_layers(); ++i)
-    h = emit_decoder_layer(g, decoder.layer(i), fmt::format("{}layers.{}.", prefix, i), h, masks);
-  if (!decoder.options().final_norm) return h;
-  return emit_layer_norm(g, sublayer_as<nn::LayerNorm>(decoder, "norm"), prefix + "norm.", h);
+  return emit_stack(g, decoder, prefix, x, masks, emit_decoder_layer);
 }
 
 std::string emit_encoder(GraphBuilder& g, nn::Encoder& encoder, const std::string& prefix, const std::string& x,
                          const AttentionMasks& masks) {
-  std::string h = x;
-  for (int64_t i = 0; i < encoder.num_layers(); ++i)
-    h = emit_encoder_layer(g, encoder.layer(i), fmt::format("{}layers.{}.", prefix, i), h, masks);
-  if (!encoder.options().final_norm) return h;
-  return emit_layer_norm(g, sublayer_as<nn::LayerNorm>(encoder, "norm"), prefix + "norm.", h);
+  return emit_stack(g, encoder, prefix, x, masks, emit_encoder_layer);
 }
 
 }  // namespace tg::onnx
