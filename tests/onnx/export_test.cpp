@@ -64,7 +64,9 @@ TEST_CASE("a Sequential maps to MatMul, Relu, Erf and LayerNormalization at opse
 TEST_CASE("initializers carry the state_dict's names and values") {
   auto model = mlp();
   const ::onnx::ModelProto m = ox::to_onnx(*model, randn({2, 4}));
-  for (const auto& [name, value] : model->state_dict()) {
+  for (const auto& entry : model->state_dict()) {
+    const std::string& name = entry.first;  // not a structured binding: clang 14's CAPTURE cannot name one
+    const Tensor& value = entry.second;
     CAPTURE(name);
     const ::onnx::TensorProto* t = initializer(m, name);
     REQUIRE(t != nullptr);
@@ -114,7 +116,7 @@ TEST_CASE("an Encoder with a padding mask maps to Where, Softmax and LayerNormal
   CHECK(std::count(ops.begin(), ops.end(), "Where") == 2);  // one per layer
   CHECK(std::count(ops.begin(), ops.end(), "Softmax") == 2);
   CHECK(std::count(ops.begin(), ops.end(), "LayerNormalization") == 5);  // two per layer and the final norm
-  for (const auto& [name, value] : encoder.state_dict()) CHECK_MESSAGE(initializer(m, name) != nullptr, name);
+  for (const auto& entry : encoder.state_dict()) CHECK_MESSAGE(initializer(m, entry.first) != nullptr, entry.first);
 }
 
 TEST_CASE("a decoder-only Decoder maps to a causal mask built from the sequence length") {
