@@ -101,7 +101,9 @@ void validate(const ::onnx::ModelProto& model) {
 
 ::onnx::ModelProto to_onnx(nn::Layer& layer, const Tensor& example_input, const ExportOptions& options) {
   ModelFunctions fns{
-      .forward = [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{layer.forward(Variable(in[0])).value()}; },
+      .forward = [&](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{layer.forward(Variable(in[0])).value()};
+      },
       .graph = [&](GraphBuilder& g, const std::vector<std::string>& in) {
         return std::vector<std::string>{emit(g, layer, "", in[0])};
       }};

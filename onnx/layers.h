@@ -52,7 +52,7 @@ nn::Layer& sublayer(nn::Layer& layer, const std::string& name);
 template <class L>
 L& sublayer_as(nn::Layer& layer, const std::string& name) {
   L* c = dynamic_cast<L*>(&sublayer(layer, name));
-  if (c == nullptr) throw ValueError("onnx export: sub-layer '" + name + "' of " + layer.type_name() + " has another type");
+  check<ValueError>(c != nullptr, "onnx export: sub-layer '{}' of {} has another type", name, layer.type_name());
   return *c;
 }
 

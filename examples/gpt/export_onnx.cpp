@@ -79,7 +79,9 @@ int run_export(const ExportArgs& args) {
                                   .dynamic_axes = {{"tokens", {{0, "batch"}, {1, "sequence"}}},
                                                    {"logits", {{0, "batch"}, {1, "sequence"}}}}};
   ox::ModelFunctions fns{
-      .forward = [&](const std::vector<tg::Tensor>& in) { return std::vector<tg::Tensor>{m.model->forward(in[0]).value()}; },
+      .forward = [&](const std::vector<tg::Tensor>& in) {
+        return std::vector<tg::Tensor>{m.model->forward(in[0]).value()};
+      },
       .graph = [&](ox::GraphBuilder& g, const std::vector<std::string>& in) {
         return std::vector<std::string>{gpt_graph(g, *m.model, in[0])};
       }};

@@ -177,7 +177,9 @@ TEST_CASE("bad export options are named") {
 TEST_CASE("ONNX's checker refuses a graph whose node types do not fit") {
   nn::Dense dense({.in_features = 4, .out_features = 3});
   ox::ModelFunctions fns{
-      .forward = [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{dense.forward(Variable(in[0])).value()}; },
+      .forward = [&](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{dense.forward(Variable(in[0])).value()};
+      },
       .graph = [&](ox::GraphBuilder& g, const std::vector<std::string>& in) {  // Relu of an int64 input
         return std::vector<std::string>{g.op("Relu", {g.op("Cast", {in[0]}, {{"to", int64_t(7)}})})};
       }};
