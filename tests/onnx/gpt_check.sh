@@ -4,23 +4,16 @@
 # bytes: every logit within 1e-5 of ours. Exit status 77 (skipped) without node or npm.
 # Usage: gpt_check.sh path/to/gpt path/to/tools/onnx_check.sh
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../cli_expect.sh"  # fail, expect
+source "$(dirname "${BASH_SOURCE[0]}")/check_common.sh"  # fail, expect, require_node
+source "$(dirname "${BASH_SOURCE[0]}")/../gpt/tiny_corpus.sh"
 bin=$1
 check=$2
-for tool in node npm; do
-  command -v "$tool" >/dev/null || { echo "onnx_gpt: skipped: $tool is not installed (apt-get install nodejs npm)"; exit 77; }
-done
+require_node onnx_gpt
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
 
-# 60 documents in the fortune format; every 6th is validation, the one after it test.
-words=(the cat sat on a mat and dog ran to big red sun was warm)
-for i in $(seq 0 59); do
-  printf '%s %s %s %s.\n' "${words[i % 15]}" "${words[(i * 7) % 15]}" "${words[(i * 3 + 1) % 15]}" "${words[(i + 4) % 15]}"
-  printf '%%\n'
-  case $((i % 6)) in 0) echo valid >&3 ;; 1) echo test >&3 ;; *) echo train >&3 ;; esac
-done >corpus.txt 3>splits.txt
+tiny_corpus
 cat >tiny.json <<'JSON'
 {"name": "tiny", "model": {"block_size": 16, "d_model": 16, "num_heads": 2, "num_layers": 2, "dim_feedforward": 32,
  "dropout": 0.1},

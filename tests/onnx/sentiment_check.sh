@@ -6,12 +6,10 @@
 # of 1 to 32 padded sentences: every logit within 1e-5 of ours. Exit status 77 (skipped) without node or npm.
 # Usage: sentiment_check.sh path/to/sentiment path/to/tools/onnx_check.sh
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../cli_expect.sh"  # fail, expect
+source "$(dirname "${BASH_SOURCE[0]}")/check_common.sh"  # fail, expect, require_node
 bin=$1
 check=$2
-for tool in node npm; do
-  command -v "$tool" >/dev/null || { echo "onnx_sentiment: skipped: $tool is not installed (apt-get install nodejs npm)"; exit 77; }
-done
+require_node onnx_sentiment
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
