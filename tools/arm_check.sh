@@ -11,7 +11,7 @@ bash "$root/tools/install-deps.sh" --arm
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$root" -B "$build" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64.cmake" -DCMAKE_BUILD_TYPE=Release \
-  -DTENSORGRAD_BUILD_EXAMPLES=OFF -DTENSORGRAD_MPI=OFF "${launcher[@]}" >/dev/null
+  -DTENSORGRAD_BUILD_EXAMPLES=OFF -DTENSORGRAD_MPI=OFF -DTENSORGRAD_ONNX=OFF "${launcher[@]}" >/dev/null
 cmake --build "$build" -j2 --target core_tests autograd_tests
 
 # No -L: the loader and libc are libc6:arm64's (see cmake/aarch64.cmake).

@@ -12,6 +12,7 @@
 #include <numbers>
 #include <thread>
 
+#include "export_onnx.h"
 #include "train.h"
 
 using namespace gpt;
@@ -242,7 +243,9 @@ int main(int argc, char** argv) {
   std::string logits;
   eval->add_option("--logits", logits, "also write the logits of the split's first 4 windows as JSON (torch_check.py)");
   eval->add_option("--split", split, "the part to score")->check(CLI::IsMember({"test", "valid"}))->capture_default_str();
-  for (CLI::App* a : {&app, train, sample, eval})
+  ExportArgs export_args;
+  CLI::App* export_onnx = add_export_command(app, export_args);
+  for (CLI::App* a : {&app, train, sample, eval, export_onnx})
     a->add_option("--threads", threads, fmt::format("threads for kernels and BLAS, at most {} (default: all cores)",
                   tg::kMaxThreads))->check(number_in<int>(1, tg::kMaxThreads));
   CLI11_PARSE(app, argc, argv);
@@ -256,6 +259,7 @@ int main(int argc, char** argv) {
       return run_train(in, topt);
     }
     if (*sample) return run_sample(model, sopt);
+    if (*export_onnx) return run_export(export_args);
     return run_eval(model, eval_data, eval_splits, split, logits);
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());

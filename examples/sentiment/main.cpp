@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "checkpoint.h"
+#include "export_onnx.h"
 #include "train.h"
 
 using namespace sentiment;
@@ -301,8 +302,10 @@ int main(int argc, char** argv) {
   auto* blas = app.add_subcommand("blas", "which BLAS kernels run, checked against a plain product");
   bool suggest = false;
   blas->add_flag("--suggest", suggest, "print only the OPENBLAS_CORETYPE to set, if the current core is a slow fallback");
+  ExportArgs export_args;
+  CLI::App* export_onnx = add_export_command(app, export_args);
   // Before or after the subcommand: `sentiment --threads 2 train` and `sentiment train --threads 2`.
-  for (CLI::App* a : {&app, train, eval, predict, attend, blas})
+  for (CLI::App* a : {&app, train, eval, predict, attend, blas, export_onnx})
     a->add_option("--threads", threads, fmt::format("threads for kernels and BLAS, and for an ensemble's networks, "
                   "which then run side by side (same results); at most {} (default: all cores; more than the cores "
                   "is allowed, as torch.set_num_threads allows it, with a warning)", tg::kMaxThreads))
@@ -320,6 +323,7 @@ int main(int argc, char** argv) {
     if (*eval) return run_eval(model, data, eval->count("--data") > 0, logits);
     if (*predict) return run_predict(model, texts);
     if (*blas) return run_blas(suggest);
+    if (*export_onnx) return run_export(export_args);
     return run_attend(model, texts.at(0), svg);
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());

@@ -5,19 +5,13 @@
 # Usage: cli_test.sh path/to/gpt
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../cli_expect.sh"  # fail, expect
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_corpus.sh"    # tiny_corpus
 bin=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
 
-# 60 documents in the fortune format; every 6th is validation, the one after it test.
-words=(the cat sat on a mat and dog ran to big red sun was warm)
-for i in $(seq 0 59); do
-  printf '%s %s %s %s.\n' "${words[i % 15]}" "${words[(i * 7) % 15]}" "${words[(i * 3 + 1) % 15]}" "${words[(i + 4) % 15]}"
-  ((i % 4)) || printf '\t\t-- Anon\n'
-  printf '%%\n'
-  case $((i % 6)) in 0) echo valid >&3 ;; 1) echo test >&3 ;; *) echo train >&3 ;; esac
-done >corpus.txt 3>splits.txt
+tiny_corpus
 cat >tiny.json <<'JSON'
 {"name": "tiny", "model": {"block_size": 16, "d_model": 16, "num_heads": 2, "num_layers": 1, "dim_feedforward": 32,
  "dropout": 0.1},
