@@ -10,23 +10,51 @@ def lines(path):
     return [json.loads(l) for l in Path(path).read_text().splitlines() if l.strip().startswith("{")]
 
 
-def main():
-    out = Path(sys.argv[1])
-    step = lines(out / "step.jsonl")
+def step_table(rows, order):
+    """Training-step rows (config, threads, median_ms, cpu_ms, rss_mb of both sides) as a markdown table."""
     key = lambda r: (r["config"], r["threads"])
-    tg = {key(r): r for r in step if r["impl"] == "tensorgrad"}
-    pt = {key(r): r for r in step if r["impl"] == "pytorch"}
-    print("### Training step (forward + backward + Adam), median ms\n")
+    tg = {key(r): r for r in rows if r["impl"] == "tensorgrad"}
+    pt = {key(r): r for r in rows if r["impl"] == "pytorch"}
     print("CPU time is the process's (all threads); on a loaded machine it is the steadier measure.\n")
     print("| config | threads | tensorgrad ms | PyTorch ms | speed-up | tensorgrad CPU ms | PyTorch CPU ms | CPU speed-up"
           " | tensorgrad RSS MB | PyTorch RSS MB | RSS ratio |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for k in sorted(tg, key=lambda k: (k[1], "SML".index(k[0]))):
+    for k in sorted(tg, key=lambda k: (k[1], order.index(k[0]))):
         if k in pt:
             a, b = tg[k], pt[k]
             print(f"| {k[0]} | {k[1]} | {a['median_ms']:.1f} | {b['median_ms']:.1f} | {b['median_ms'] / a['median_ms']:.2f}x"
                   f" | {a['cpu_ms']:.1f} | {b['cpu_ms']:.1f} | {b['cpu_ms'] / a['cpu_ms']:.2f}x"
                   f" | {a['rss_mb']:.0f} | {b['rss_mb']:.0f} | {a['rss_mb'] / b['rss_mb']:.2f} |")
+
+
+def gpt_tables(rows):
+    print("### GPT training step (forward + backward + clip + AdamW), median ms\n")
+    step_table([r for r in rows if r["bench"] == "gpt_step"], ["default", "nano"])
+    gen = {(r["impl"], r["mode"]): r for r in rows if r["bench"] == "gpt_generate"}
+    print("\n### GPT generation, context 256 (nano config, 1 thread), tokens/s\n")
+    print("| algorithm | tensorgrad | PyTorch | speed-up | tensorgrad CPU | PyTorch CPU | CPU speed-up |")
+    print("|---|---|---|---|---|---|---|")
+    for m in ("cache", "nocache"):
+        if ("tensorgrad", m) in gen and ("pytorch", m) in gen:
+            a, b = gen["tensorgrad", m], gen["pytorch", m]
+            print(f"| {m} | {a['tokens_per_s']:.0f} | {b['tokens_per_s']:.0f} | {a['tokens_per_s'] / b['tokens_per_s']:.2f}x"
+                  f" | {a['cpu_tokens_per_s']:.0f} | {b['cpu_tokens_per_s']:.0f}"
+                  f" | {a['cpu_tokens_per_s'] / b['cpu_tokens_per_s']:.2f}x |")
+    for impl in ("tensorgrad", "pytorch"):
+        if (impl, "cache") in gen and (impl, "nocache") in gen:
+            a, b = gen[impl, "cache"], gen[impl, "nocache"]
+            print(f"\n{impl}: the KV cache is {a['tokens_per_s'] / b['tokens_per_s']:.2f}x as fast as rerunning the prefix"
+                  f" ({a['cpu_tokens_per_s'] / b['cpu_tokens_per_s']:.2f}x in CPU time).")
+
+
+def main():
+    out = Path(sys.argv[1])
+    if (out / "gpt.jsonl").exists():
+        gpt_tables(lines(out / "gpt.jsonl"))
+    if not (out / "step.jsonl").exists():
+        return
+    print("### Training step (forward + backward + Adam), median ms\n")
+    step_table(lines(out / "step.jsonl"), "SML")
 
     micro = json.loads((out / "micro.json").read_text())
     # The medians of run.sh's repetitions, under the benchmarks' own names (single runs as they are).

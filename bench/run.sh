@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the benchmarks and runs them all, tensorgrad and PyTorch alternately (so machine load hits both),
 # then prints tensorgrad / PyTorch ratios. Results go to $out (default /tmp/tensorgrad-bench).
-# Usage: bash bench/run.sh [quick]      quick: S and M only, 1 thread, fewer steps
+# Usage: bash bench/run.sh [quick|gpt]  quick: S and M only, 1 thread, fewer steps;
+#                                       gpt: only the GPT benchmark (issue 24; GPT_STEPS=n for fewer steps)
 # Installs libbenchmark-dev and Debian's python3-torch (/usr/bin/python3) if missing. OPENBLAS_CORETYPE is set to the
 # core this CPU supports (tensorgrad's suggestion) for both sides unless already set.
 set -euo pipefail
@@ -13,7 +14,9 @@ mode="${1:-full}"
 bash "$root/tools/install-deps.sh" --bench
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTENSORGRAD_BUILD_BENCH=ON -DTENSORGRAD_BUILD_TESTS=OFF \
   ${CMAKE_ARGS:-} >/dev/null
-cmake --build "$build" -j2 --target bench_step bench_micro sentiment
+targets="bench_step bench_micro sentiment"
+[[ "$mode" == gpt ]] && targets="bench_gpt sentiment"
+cmake --build "$build" -j2 --target $targets
 if [[ -z "${OPENBLAS_CORETYPE:-}" ]]; then
   core="$("$build/examples/sentiment/sentiment" blas --suggest)"
   [[ -n "$core" ]] && export OPENBLAS_CORETYPE="$core"
@@ -23,6 +26,28 @@ echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-<unset>}"
 # narrower than this CPU's.
 "$build/examples/sentiment/sentiment" blas | grep -E '^(kernel core|warning):' || true
 mkdir -p "$out"
+
+if [[ "$mode" == gpt ]]; then
+  # Training steps of both configurations, then generation at context 256 (1 thread), each side alternately.
+  : >"$out/gpt.jsonl"
+  rm -f "$out/step.jsonl"  # report.py prints the tables whose files are there
+  steps="${GPT_STEPS:-20}"
+  for threads in 1 2; do
+    export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
+    for c in default nano; do
+      n=$steps; [[ $c == nano ]] && n=$(( (steps + 1) / 2 ))
+      "$build/bench/bench_gpt" --config $c --threads $threads --steps $n --warmup 2 | tee -a "$out/gpt.jsonl"
+      $py "$root/bench/torch_gpt.py" --config $c --threads $threads --steps $n --warmup 2 | tee -a "$out/gpt.jsonl"
+    done
+  done
+  export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+  for m in cache nocache; do
+    "$build/bench/bench_gpt" --generate $m --threads 1 --reps 3 | tee -a "$out/gpt.jsonl"
+    $py "$root/bench/torch_gpt.py" --generate $m --threads 1 --reps 3 | tee -a "$out/gpt.jsonl"
+  done
+  $py "$root/bench/report.py" "$out"
+  exit 0
+fi
 : >"$out/step.jsonl"
 
 threads_list="1 2"; configs="S M L"
