@@ -32,9 +32,20 @@ Variable unbroadcast(const Variable& g, const Shape& shape, const char* op) {
   return r;
 }
 
+// Whether a gradient's buffer is held by nothing else (not a user's copy, an op's saved tensor, another
+// gradient that is a view of it, nor a graph): then a gradient may be summed into it in place, with add's bits.
+bool owned_alone(const Variable& grad) {
+  const Tensor& t = grad.value();
+  return !grad.requires_grad() && t.is_contiguous() && t.storage().use_count() == 1;
+}
+
+// Sums g into a slot: in place when the slot's buffer is its own (nearly always in a training step: a
+// residual stream's gradient gathers one from each branch), as a new tensor otherwise.
 void accumulate(Variable& slot, Variable&& g) {
-  if (slot.defined()) slot = slot + g;
-  else slot = std::move(g);
+  if (!slot.defined()) slot = std::move(g);
+  else if (owned_alone(slot) && slot.shape() == g.shape() && slot.dtype() == g.dtype())
+    Tensor(slot.value()).add_(g.value());
+  else slot = slot + g;
 }
 
 // The nodes behind the roots, latest first, each told its slot (its index here). Every edge leads from a node to
@@ -126,15 +137,10 @@ struct Sink {
     const Tensor& v = g.value();
     const bool own = v.is_contiguous() && v.storage().use_count() == 1;
     if (!m->grad) m->grad = std::make_shared<Variable>(create_graph || own ? g : Variable(v.clone()));
+    // Later ones are summed in place where the leaf alone holds its gradient, as PyTorch's AccumulateGrad.
     else if (create_graph) *m->grad = *m->grad + g;
-    else if (summed_in_place(*m->grad)) Tensor(m->grad->value()).add_(g.value());
+    else if (owned_alone(*m->grad)) Tensor(m->grad->value()).add_(g.value());
     else *m->grad = Variable(m->grad->value() + g.value());
-  }
-  // A gradient whose buffer the leaf alone holds (not a user's copy of grad(), nor a graph) is summed into in
-  // place, without a new tensor, as PyTorch's AccumulateGrad does. Its bits are those of grad + g either way.
-  static bool summed_in_place(const Variable& grad) {
-    const Tensor& t = grad.value();
-    return !grad.requires_grad() && t.is_contiguous() && t.storage().use_count() == 1;
   }
 };
 

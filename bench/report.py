@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Prints bench/run.sh's results as markdown tables with tensorgrad / PyTorch ratios (speed-ups: > 1 means
 tensorgrad is faster). Usage: /usr/bin/python3 bench/report.py /tmp/tensorgrad-bench [section ...]
-with sections among step, micro, layers and sentiment (default: every one whose results are there)."""
+with sections among gpt, step, micro, layers and sentiment (default: every one whose results are there)."""
 import json
 import sys
 from pathlib import Path
@@ -18,7 +18,7 @@ def by_impl(rows, key):
 
 def main():
     out = Path(sys.argv[1])
-    tables = {"step": (step_table, "step.jsonl"), "micro": (micro_table, "micro.json"),
+    tables = {"gpt": (gpt_tables, "gpt.jsonl"), "step": (step_table, "step.jsonl"), "micro": (micro_table, "micro.json"),
               "layers": (layers_table, "layers.jsonl"), "sentiment": (sentiment_table, "sentiment.jsonl")}
     for name in sys.argv[2:] or tables:
         table, results = tables[name]
@@ -27,18 +27,45 @@ def main():
 
 
 def step_table(out):
-    tg, pt = by_impl(lines(out / "step.jsonl"), lambda r: (r["config"], r["threads"]))
     print("### Training step (forward + backward + Adam), median ms\n")
+    step_rows_table(lines(out / "step.jsonl"), "SML")
+
+
+def step_rows_table(rows, order):
+    """Training-step rows (config, threads, median_ms, cpu_ms, rss_mb of both sides) as a markdown table, the
+    configs in the given order."""
+    tg, pt = by_impl(rows, lambda r: (r["config"], r["threads"]))
     print("CPU time is the process's (all threads); on a loaded machine it is the steadier measure.\n")
     print("| config | threads | tensorgrad ms | PyTorch ms | speed-up | tensorgrad CPU ms | PyTorch CPU ms | CPU speed-up"
           " | tensorgrad RSS MB | PyTorch RSS MB | RSS ratio |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for k in sorted(tg, key=lambda k: (k[1], "SML".index(k[0]))):
+    for k in sorted(tg, key=lambda k: (k[1], list(order).index(k[0]))):
         if k in pt:
             a, b = tg[k], pt[k]
             print(f"| {k[0]} | {k[1]} | {a['median_ms']:.1f} | {b['median_ms']:.1f} | {b['median_ms'] / a['median_ms']:.2f}x"
                   f" | {a['cpu_ms']:.1f} | {b['cpu_ms']:.1f} | {b['cpu_ms'] / a['cpu_ms']:.2f}x"
                   f" | {a['rss_mb']:.0f} | {b['rss_mb']:.0f} | {a['rss_mb'] / b['rss_mb']:.2f} |")
+
+
+def gpt_tables(out):
+    rows = lines(out / "gpt.jsonl")
+    print("### GPT training step (forward + backward + clip + AdamW), median ms\n")
+    step_rows_table([r for r in rows if r["bench"] == "gpt_step"], ["default", "nano"])
+    gen = {(r["impl"], r["mode"]): r for r in rows if r["bench"] == "gpt_generate"}
+    print("\n### GPT generation, context 256 (nano config, 1 thread), tokens/s\n")
+    print("| algorithm | tensorgrad | PyTorch | speed-up | tensorgrad CPU | PyTorch CPU | CPU speed-up |")
+    print("|---|---|---|---|---|---|---|")
+    for m in ("cache", "nocache"):
+        if ("tensorgrad", m) in gen and ("pytorch", m) in gen:
+            a, b = gen["tensorgrad", m], gen["pytorch", m]
+            print(f"| {m} | {a['tokens_per_s']:.0f} | {b['tokens_per_s']:.0f} | {a['tokens_per_s'] / b['tokens_per_s']:.2f}x"
+                  f" | {a['cpu_tokens_per_s']:.0f} | {b['cpu_tokens_per_s']:.0f}"
+                  f" | {a['cpu_tokens_per_s'] / b['cpu_tokens_per_s']:.2f}x |")
+    for impl in ("tensorgrad", "pytorch"):
+        if (impl, "cache") in gen and (impl, "nocache") in gen:
+            a, b = gen[impl, "cache"], gen[impl, "nocache"]
+            print(f"\n{impl}: the KV cache is {a['tokens_per_s'] / b['tokens_per_s']:.2f}x as fast as rerunning the prefix"
+                  f" ({a['cpu_tokens_per_s'] / b['cpu_tokens_per_s']:.2f}x in CPU time).")
 
 
 def micro_table(out):

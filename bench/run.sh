@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the benchmarks and runs them all, tensorgrad and PyTorch alternately (so machine load hits both),
 # then prints tensorgrad / PyTorch ratios. Results go to $out (default /tmp/tensorgrad-bench).
-# Usage: bash bench/run.sh [quick|layers]   quick: S and M only, 1 thread, fewer steps, no layers;
-#                                           layers: the layer benchmarks alone (Conv2d, LSTM; issue 25)
+# Usage: bash bench/run.sh [quick|layers|gpt]   quick: S and M only, 1 thread, fewer steps, no layers;
+#                                               layers: the layer benchmarks alone (Conv2d, LSTM; issue 25);
+#                                               gpt: the GPT benchmark alone (issue 24; GPT_STEPS=n for fewer steps)
 # LAYER_STEPS and LAYER_WARMUP (default 20 and 3) set the layer benchmarks' repetitions.
 # Installs libbenchmark-dev and Debian's python3-torch (/usr/bin/python3) if missing. OPENBLAS_CORETYPE is set to the
 # core this CPU supports (tensorgrad's suggestion) for both sides unless already set.
@@ -18,6 +19,7 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTENSORGRAD_BUILD_BENCH
   ${CMAKE_ARGS:-} >/dev/null
 targets="bench_step bench_micro bench_layers sentiment"
 [[ $mode == layers ]] && targets="bench_layers sentiment"
+[[ $mode == gpt ]] && targets="bench_gpt sentiment"
 cmake --build "$build" -j2 --target $targets
 if [[ -z "${OPENBLAS_CORETYPE:-}" ]]; then
   core="$("$build/examples/sentiment/sentiment" blas --suggest)"
@@ -42,6 +44,27 @@ run_layers() {
 if [[ $mode == layers ]]; then
   run_layers
   $py "$root/bench/report.py" "$out" layers  # only this run's table: $out may hold an earlier full run's
+  exit 0
+fi
+
+if [[ $mode == gpt ]]; then
+  # Training steps of both configurations, then generation at context 256 (1 thread), each side alternately.
+  : >"$out/gpt.jsonl"
+  steps="${GPT_STEPS:-20}"
+  for threads in 1 2; do
+    export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
+    for c in default nano; do
+      n=$steps; [[ $c == nano ]] && n=$(( (steps + 1) / 2 ))
+      "$build/bench/bench_gpt" --config $c --threads $threads --steps $n --warmup 2 | tee -a "$out/gpt.jsonl"
+      $py "$root/bench/torch_gpt.py" --config $c --threads $threads --steps $n --warmup 2 | tee -a "$out/gpt.jsonl"
+    done
+  done
+  export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+  for m in cache nocache; do
+    "$build/bench/bench_gpt" --generate $m --threads 1 --reps 3 | tee -a "$out/gpt.jsonl"
+    $py "$root/bench/torch_gpt.py" --generate $m --threads 1 --reps 3 | tee -a "$out/gpt.jsonl"
+  done
+  $py "$root/bench/report.py" "$out" gpt  # only this run's tables: $out may hold an earlier full run's
   exit 0
 fi
 

@@ -24,6 +24,46 @@ void for_each_abs(const Tensor& g, F f) {
   }
 }
 
+// The two passes over g in kLanes independent accumulators, which the compiler keeps in vector registers:
+// one running value would chain every element's add (or max) to the one before. `max_abs` raises `largest`
+// to max |x| and sets `nan` for a NaN; `sum_squares` adds Σ (|x|·scale)² to `sum`.
+constexpr int kLanes = 8;
+
+template <class T>
+void max_abs(const Tensor& g, double& largest, bool& nan) {
+  const Tensor c = g.contiguous();
+  const T* x = c.data<T>();
+  const int64_t n = c.numel();
+  T m[kLanes] = {};
+  bool any_nan = false;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) {
+      const T a = std::fabs(x[i + j]);
+      any_nan |= a != a;
+      m[j] = a > m[j] ? a : m[j];
+    }
+  for (; i < n; ++i) any_nan |= std::isnan(x[i]), m[0] = std::max(m[0], std::fabs(x[i]));
+  for (T v : m) largest = std::max(largest, double(v));
+  nan |= any_nan;
+}
+
+template <class T>
+void sum_squares(const Tensor& g, double scale, double& sum) {
+  const Tensor c = g.contiguous();
+  const T* x = c.data<T>();
+  const int64_t n = c.numel();
+  double s[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) {
+      const double r = double(x[i + j]) * scale;
+      s[j] += r * r;
+    }
+  for (; i < n; ++i) s[0] += (double(x[i]) * scale) * (double(x[i]) * scale);
+  for (double v : s) sum += v;
+}
+
 }  // namespace
 
 double clip_grad_norm(const std::vector<Variable>& params, double max_norm, double norm_type,
@@ -37,17 +77,17 @@ double clip_grad_norm(const std::vector<Variable>& params, double max_norm, doub
 
   double largest = 0;  // max |g| over every gradient
   bool nan = false;
-  for (const Tensor& g : grads) {
-    for_each_abs(g, [&](double a) {
-      if (std::isnan(a)) nan = true;
-      else largest = std::max(largest, a);
-    });
-  }
+  for (const Tensor& g : grads) g.dtype() == f32 ? max_abs<float>(g, largest, nan) : max_abs<double>(g, largest, nan);
   double total = nan ? std::numeric_limits<double>::quiet_NaN() : largest;  // also the inf-norm
   if (!nan && std::isfinite(largest) && largest > 0 && !std::isinf(norm_type)) {
-    double sum = 0;  // Σ (|g| / largest)^p: every term in [0, 1]
-    auto term = [&](double a) { double r = a / largest; return norm_type == 2 ? r * r : std::pow(r, norm_type); };
-    for (const Tensor& g : grads) for_each_abs(g, [&](double a) { sum += term(a); });
+    double sum = 0;  // Σ (|g| / largest)^p: every term in [0, 1] (up to the rounding of 1 / largest)
+    const double inverse = 1 / largest;  // inf for a subnormal f64 largest: then the division
+    for (const Tensor& g : grads) {
+      if (norm_type != 2 || std::isinf(inverse))
+        for_each_abs(g, [&](double a) { sum += std::pow(a / largest, norm_type); });
+      else if (g.dtype() == f32) sum_squares<float>(g, inverse, sum);
+      else sum_squares<double>(g, inverse, sum);
+    }
     total = largest * (norm_type == 2 ? std::sqrt(sum) : std::pow(sum, 1 / norm_type));
   }
   if (!std::isfinite(total)) {

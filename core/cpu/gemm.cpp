@@ -1,5 +1,6 @@
-// Batched matrix products (core/linalg.cpp's kernel): f32 products small enough for our own kernel
-// (sgemm_small.cpp) in runs of batch entries, all others one cblas_?gemm call per entry, or per part of rows.
+// Batched matrix products (core/linalg.cpp's kernel): products of one row as cblas_?gemv calls, f32 products
+// small enough for our own kernel (sgemm_small.cpp) in runs of batch entries, all others one cblas_?gemm call
+// per entry, or per part of rows.
 // OpenBLAS runs on one thread (thread_pool.cpp): products go over our pool, whole batch entries to the threads
 // or, with fewer entries than threads, parts of rows.
 #include <cblas.h>
@@ -26,6 +27,19 @@ int64_t grain(double mnk) { return std::max<int64_t>(1, int64_t(kThreadWork / st
 
 CBLAS_TRANSPOSE flag(bool trans) { return trans ? CblasTrans : CblasNoTrans; }
 
+// c (1 x N) = a (1 x K) @ op(B), or c += it, as one matrix-vector product: cᵀ = op(B)ᵀ·aᵀ. B (N x K) stored
+// for op(B) = Bᵀ is read by rows (NoTrans), B (K x N) by columns (Trans). A GEMM would copy all of B into its
+// panels first, which costs as much as the product, for one row.
+template <class T>
+void gemv(bool trans_a, bool trans_b, int64_t N, int64_t K, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+          T beta) {
+  const int64_t rows = trans_b ? N : K, cols = trans_b ? K : N, inc_a = trans_a ? lda : 1;
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemv(CblasRowMajor, flag(!trans_b), rows, cols, 1.0f, b, ldb, a, inc_a, beta, c, 1);
+  else
+    cblas_dgemv(CblasRowMajor, flag(!trans_b), rows, cols, 1.0, b, ldb, a, inc_a, beta, c, 1);
+}
+
 }  // namespace
 
 template <class T>
@@ -33,6 +47,14 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, c
                   const int64_t* a_at, const T* b, int64_t ldb, const int64_t* b_at, T* c, const int64_t* c_at,
                   int64_t ldc, int64_t count, bool onto_c) {
   const double mnk = double(M) * double(N) * double(K);
+  const T beta = onto_c ? 1 : 0;
+  if (M == 1) {  // one row: a matrix-vector product per entry (a token of incremental decoding)
+    parallel_for(count, grain(mnk), [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p)
+        gemv(trans_a, trans_b, N, K, a + a_at[p], lda, b + b_at[p], ldb, c + c_at[p], beta);
+    });
+    return;
+  }
   if constexpr (std::is_same_v<T, float>) {
     if (!onto_c && sgemm_small_takes(trans_a, trans_b, M, N, K)) {
       // Attention's B·H heads in runs of entries, one run per thread.
@@ -50,7 +72,6 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, c
                             : std::max<int64_t>(1, std::min({threads, int64_t(mnk / kSplitMNK), M / kSplitRows}));
   auto part_start = [&](int64_t r) { return r == parts ? M : M * r / parts / kSplitRows * kSplitRows; };
   const int64_t a_row = trans_a ? 1 : lda;  // elements from one row of op(A) to the next
-  const T beta = onto_c ? 1 : 0;
   parallel_for(count * parts, grain(mnk / double(parts)), [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t p = i / parts, r = i % parts, m0 = part_start(r), m1 = part_start(r + 1);

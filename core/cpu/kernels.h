@@ -56,7 +56,8 @@ void unmap_pages(void* p, size_t bytes) noexcept;
 // ---- small f32 GEMM (sgemm_small.cpp) ----
 
 /// Whether matmul gives C = op(A) @ op(B) (row-major, M x N, inner dim K) to sgemm_small_batched: every
-/// product of fewer than 256³ multiply-adds (from there OpenBLAS's cache blocking wins), on any OpenBLAS core,
+/// product of two rows or more (one row is a matrix-vector product, gemm_batched's) and fewer than 256³
+/// multiply-adds (from there OpenBLAS's cache blocking wins), on any OpenBLAS core,
 /// where Highway has vectors for the CPU (SSE4, AVX2, AVX-512, NEON): on x86 it beat or matched cblas_sgemm
 /// on the benchmark's products on each core (bench/RESULTS.md); never on the scalar target.
 bool sgemm_small_takes(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K);
@@ -76,7 +77,8 @@ void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64
 // ---- batched products (gemm.cpp), T = float or double ----
 
 /// C = op(A) @ op(B), or C += op(A) @ op(B) where onto_c, for `count` products laid out as sgemm_small_batched's.
-/// An f32 product that sgemm_small_takes (and not onto_c) runs there, in runs of entries over the pool; others
+/// A product of one row (M = 1) is one cblas_?gemv call per entry (OpenBLAS's GEMM would pack all of B first);
+/// an f32 product that sgemm_small_takes (and not onto_c) runs there, in runs of entries over the pool; others
 /// call cblas_?gemm per entry, and with fewer entries than threads each large product is split into parts of rows
 /// that start at multiples of 48 (a multiple of every x86 OpenBLAS core's row tile): the same bits at any thread
 /// count, on OpenBLAS's x86 cores.

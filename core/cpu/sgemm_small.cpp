@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
 #include <cstring>
 #include <utility>
 
@@ -171,45 +170,19 @@ void TransposeTiles(DF d, const float* b, int64_t ldb, int64_t N, int64_t K, flo
 }
 #endif
 
-// TransposeTiles for 16 lanes (AVX-512; tiles would need another stage), over the columns that fill whole
-// vectors: a vector of out's row gathers entries ldb apart in b, four gathers issued before their stores (a
-// gather also reads its destination register, which the compiler reuses: one at a time, each waited for the
-// last). ldb·lanes must fit the gather's 32-bit offsets.
-template <class DF>
-void TransposeGathers(DF d, const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
-  using VF = hn::Vec<DF>;
-  const int64_t lanes = int64_t(hn::Lanes(d));
-  const hn::RebindToSigned<DF> di;
-  const auto offsets = hn::Mul(hn::Iota(di, 0), hn::Set(di, int32_t(ldb)));
-  for (int64_t j = 0; j + lanes <= N; j += lanes) {
-    int64_t k = 0;
-    for (; k + 4 <= K; k += 4) {
-      VF rows[4];
-#pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) rows[q] = hn::GatherIndex(d, b + j * ldb + k + q, offsets);
-#pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) hn::StoreU(rows[q], d, out + (k + q) * N + j);
-    }
-    for (; k < K; ++k) hn::StoreU(hn::GatherIndex(d, b + j * ldb + k, offsets), d, out + k * N + j);
-  }
-}
-
-// out (K x N, row-major) = the transpose of b (N x K, row stride ldb): tiles or gathers, then what they left
-// (and everything on the scalar target) one by one. A template, so that only this target's branch compiles.
-template <class DF>
-void Transpose(DF d, const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
-  constexpr int64_t kLanes = int64_t(hn::MaxLanes(DF()));
+// out (K x N, row-major) = the transpose of b (N x K, row stride ldb): tiles of 4 or 8 lanes (AVX-512 takes
+// 8-lane tiles of its 256-bit half: gathers of 16 entries ldb apart cost more than the products of a few rows
+// of A, bench/RESULTS.md), then what they left (and everything on the scalar target) one by one.
+void Transpose(const float* b, int64_t ldb, int64_t N, int64_t K, float* out) {
   int64_t n_done = 0, k_done = 0;  // out's columns [0, n_done) are done for k in [0, k_done)
 #if HWY_TARGET != HWY_SCALAR
+  const hn::CappedTag<float, 8> d;
+  constexpr int64_t kLanes = int64_t(hn::MaxLanes(d));
   if constexpr (kLanes == 4 || kLanes == 8) {
     TransposeTiles(d, b, ldb, N, K, out);
     n_done = N / kLanes * kLanes, k_done = K / kLanes * kLanes;
   }
 #endif
-  if (kLanes == 16 && kLanes * ldb <= INT32_MAX) {
-    TransposeGathers(d, b, ldb, N, K, out);
-    n_done = N / kLanes * kLanes, k_done = K;
-  }
   for (int64_t j = 0; j < N; ++j)
     for (int64_t k = j < n_done ? k_done : 0; k < K; ++k) out[k * N + j] = b[j * ldb + k];
 }
@@ -233,7 +206,7 @@ void SgemmBatched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, c
     int64_t ld = ldb;
     float* pc = c + c_at[p];
     if (trans_b) {
-      Transpose(D(), pb, ldb, N, K, packed.get());
+      Transpose(pb, ldb, N, K, packed.get());
       pb = packed.get(), ld = N;
     }
     for (int64_t k0 = 0; k0 < K; k0 += kBlockK) {
@@ -269,7 +242,7 @@ constexpr double kMaxMNK = 256.0 * 256 * 256;  // from here OpenBLAS's cache blo
 }  // namespace
 
 bool sgemm_small_takes(bool, bool, int64_t M, int64_t N, int64_t K) {
-  if (K < 1 || M < 1 || N < 1 || double(M) * double(N) * double(K) >= kMaxMNK) return false;
+  if (K < 1 || M < 2 || N < 1 || double(M) * double(N) * double(K) >= kMaxMNK) return false;
   return HWY_DYNAMIC_DISPATCH(HasVectors)();
 }
 

@@ -38,7 +38,8 @@ def read_safetensors(path):
 
 
 class Gpt(nn.Module):
-    """tokens (B, T) -> logits (B, T, V), the layout of examples/gpt/model.h."""
+    """tokens (B, T) -> logits (B, T, V), the layout of examples/gpt/model.h, with its dropout (m["dropout"], 0
+    when absent) in training mode."""
 
     def __init__(self, m):
         super().__init__()
@@ -46,13 +47,15 @@ class Gpt(nn.Module):
         self.token_embedding = nn.Embedding(m["vocab_size"], E)
         self.position = nn.Module()
         self.position.weight = nn.Parameter(torch.zeros(m["block_size"], E))
-        layer = nn.TransformerEncoderLayer(E, m["num_heads"], m["dim_feedforward"], dropout=0.0, activation="gelu",
+        p = m.get("dropout", 0.0)
+        self.dropout = nn.Dropout(p)
+        layer = nn.TransformerEncoderLayer(E, m["num_heads"], m["dim_feedforward"], dropout=p, activation="gelu",
                                            batch_first=True, norm_first=True)
         self.decoder = nn.TransformerEncoder(layer, m["num_layers"], norm=nn.LayerNorm(E), enable_nested_tensor=False)
 
     def forward(self, tokens):
         T = tokens.shape[1]
-        x = self.token_embedding(tokens) + self.position.weight[:T]
+        x = self.dropout(self.token_embedding(tokens) + self.position.weight[:T])
         causal = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # True: not allowed (the future)
         return self.decoder(x, mask=causal) @ self.token_embedding.weight.T
 

@@ -189,9 +189,10 @@ TEST_CASE("sgemm_small propagates inf and NaN as the in-order sum does") {
   });
 }
 
-TEST_CASE("sgemm_small takes non-empty products under 256³ multiply-adds, on a CPU with vectors") {
+TEST_CASE("sgemm_small takes products of 2 rows or more under 256³ multiply-adds, on a CPU with vectors") {
   const bool vectors = (hwy::SupportedTargets() & ~(HWY_SCALAR | HWY_EMU128)) != 0;
   CHECK_FALSE(sgemm_small_takes(false, false, 0, 8, 8));
+  CHECK_FALSE(sgemm_small_takes(false, true, 1, 384, 1152));  // one row: gemm_batched's matrix-vector product
   CHECK_FALSE(sgemm_small_takes(false, true, 8, 8, 0));
   CHECK_FALSE(sgemm_small_takes(false, false, 256, 256, 256));  // large: OpenBLAS's blocking wins
   CHECK_FALSE(sgemm_small_takes(true, false, 4096, 256, 16));
