@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/read_file.h"
 
 namespace tg::train {
 namespace {
