@@ -2,15 +2,14 @@
 // evaluate it, predict with it, and draw what its attention heads look at.
 #include <CLI/CLI.hpp>
 
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <thread>
 
 #include "checkpoint.h"
+#include "files.h"
 #include "train.h"
 
 using namespace sentiment;
@@ -27,21 +26,8 @@ void check_binary(const Config& config, const std::string& where) {
                             "1 = positive), got {}", where, config.model.num_classes);
 }
 
-// A named configuration, or a config.json (a name with '/' or ".json" is always a file).
 Config load_config(const std::string& name_or_path) {
-  if (!fs::exists(name_or_path)) {
-    tg::check<tg::ValueError>(name_or_path.find('/') == std::string::npos && !name_or_path.ends_with(".json"),
-                              "config '{}': no such file", name_or_path);
-    return config_by_name(name_or_path);
-  }
-  tg::check<tg::ValueError>(!fs::is_directory(name_or_path), "config '{}' is a directory, expected a JSON file",
-                            name_or_path);
-  const std::string text = tg::read_file(name_or_path, kMaxConfigBytes, "config");
-  try {
-    return nlohmann::json::parse(text).get<Config>();
-  } catch (const nlohmann::json::exception& e) {
-    throw tg::ValueError(fmt::format("config file '{}' is not valid JSON: {}", name_or_path, tg::escape_bytes(e.what())));
-  }
+  return examples::load_config<Config>(name_or_path, config_by_name);
 }
 
 // The BLAS line every run starts with; warns when OpenBLAS picked a slow generic core, and refuses a
@@ -264,23 +250,6 @@ CLI::Validator whole_number(T min) {
       fmt::format(">={}", min));
 }
 
-// Runs the command: 1 with "error: <what>" on stderr when it throws, and 1 when stdout could not be written
-// (`predict > /dev/full`: a buffered write fails only at the flush, which would otherwise happen silently at exit).
-template <class F>
-int with_stdout_checked(F command) {
-  int status = 1;
-  try {
-    status = command();
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-  }
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    fmt::print(stderr, "error: cannot write to stdout: {}\n", std::strerror(errno));
-    return 1;
-  }
-  return status;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -340,7 +309,7 @@ int main(int argc, char** argv) {
                   "is allowed, as torch.set_num_threads allows it, with a warning)", tg::kMaxThreads))
         ->check(whole_number(1));
   CLI11_PARSE(app, argc, argv);
-  return with_stdout_checked([&] {
+  return examples::run_checked([&] {
     if (threads > 0) set_threads(threads);
     if (*train) {
       topt.out_dir = resume_dir.empty() ? out : resume_dir, topt.resume = !resume_dir.empty();

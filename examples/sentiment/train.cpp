@@ -9,6 +9,7 @@
 #include <numbers>
 
 #include "checkpoint.h"
+#include "files.h"
 
 namespace sentiment {
 namespace fs = std::filesystem;
@@ -481,7 +482,8 @@ LoadedModel load_model(const std::string& dir) {
   }
   LoadedModel m;
   try {
-    m.config = nlohmann::json::parse(tg::read_file((d / "config.json").string(), kMaxConfigBytes, "load_model")).get<Config>();
+    const std::string text = tg::read_file((d / "config.json").string(), examples::kMaxConfigBytes, "load_model");
+    m.config = nlohmann::json::parse(text).get<Config>();
     check_model_config(m.config.model);
   } catch (const nlohmann::json::exception& e) {
     throw tg::ValueError(fmt::format("model directory '{}': config.json is not valid JSON: {}", dir,

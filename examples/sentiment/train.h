@@ -94,8 +94,6 @@ struct LoadedModel {
   Lexicon lexicon;  ///< lexicon.tsv, with config.model.lexicon_weight > 0; else empty
   std::unique_ptr<Classifier> model;
 };
-/// The most bytes read from a config.json: 1 MiB.
-inline constexpr int64_t kMaxConfigBytes = int64_t(1) << 20;
 /// Throws tg::Error naming the directory and the problem: missing files, a corrupt or foreign config,
 /// a vocabulary that does not match the config, a lexicon.tsv that is not the one saved with the model
 /// (config.json's files.lexicon), weights of another configuration (checked against the config before
