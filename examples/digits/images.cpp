@@ -19,7 +19,7 @@ std::vector<int64_t> parse_line(const std::string& line, const std::string& wher
     int64_t v = 0;
     auto [p, ec] = std::from_chars(line.data() + at, line.data() + end, v);
     tg::check<tg::ValueError>(ec == std::errc() && p == line.data() + end && end > at, "{}: value {} is not a whole "
-                              "number: '{}'", where, values.size() + 1, line.substr(at, end - at));
+                              "number: '{}'", where, values.size() + 1, tg::escape_bytes(line.substr(at, end - at)));
     values.push_back(v);
     at = end + 1;
   }

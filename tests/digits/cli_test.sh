@@ -63,6 +63,8 @@ sed '1s/,[0-9]$/,12/' small/test.csv >label.csv
 expect 1 "error: digits: label.csv:1: label 12 is outside 0..9" eval --model run --csv label.csv
 sed '4s/^0,/x,/' small/test.csv >text.csv
 expect 1 "error: digits: text.csv:4: value 1 is not a whole number: 'x'" predict --model run text.csv
+printf '1,\0\001\377,3\n' >binary.csv  # a value of binary bytes is quoted escaped, in full (a NUL cut it short)
+expect 1 "error: digits: binary.csv:1: value 2 is not a whole number: '\\x00\\x01\\xFF'" predict --model run binary.csv
 expect 1 "error: digits: pixels.csv:1: 64 values, expected 65 (64 pixels and a label)" eval --model run --csv pixels.csv
 expect 1 "error: digits: cannot open 'missing.csv': No such file or directory" predict --model run missing.csv
 : >empty.csv
