@@ -116,7 +116,7 @@ expect 1 "error: model directory 'big': 'big/config.json' is larger than the lim
 sed 's/"num_layers": 1,/"num_layers": 100000,/' tiny.json >deep.json
 expect 1 "error: model: num_layers must be in [1, 1024], got 100000" train --data corpus.txt --config deep.json --out bad
 sed 's/"d_model": 16,/"d_model": 65536,/; s/"num_heads": 2,/"num_heads": 1,/' tiny.json >wide.json
-expect 1 "error: model: up to 1.719e+10 weights, more than the 1073741824 allowed" train --data corpus.txt \
+expect 1 "error: model: up to 1.72e+10 weights, more than the 1073741824 allowed" train --data corpus.txt \
   --config wide.json --out bad
 cp -r full deep && sed -i 's/"num_layers": 1\b/"num_layers": 100000/' deep/config.json
 grep -qF '"num_layers": 100000' deep/config.json || fail "deep/config.json was not changed"
