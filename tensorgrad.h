@@ -11,6 +11,7 @@
 #include "autograd/node.h"
 #include "autograd/variable.h"
 #include "core/atomic_file.h"
+#include "core/read_file.h"
 #include "core/safetensors.h"
 #include "nn/nn.h"
 #include "optim/optim.h"

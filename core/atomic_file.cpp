@@ -2,6 +2,7 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,9 +26,26 @@ void write_all(int fd, std::string_view data, const std::string& who, const std:
   }
 }
 
+// A device or FIFO at `path` (/dev/stdout, /dev/null, /dev/full) is written directly: nothing can be renamed
+// over it, and a pipe or device cannot be synced. Every write is still checked.
+void write_directly(const std::string& path, const std::vector<std::string_view>& chunks, const std::string& who) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  check<Error>(fd >= 0, "{} {}: cannot open: {}", who, path, std::strerror(errno));
+  try {
+    for (std::string_view c : chunks) write_all(fd, c, who, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  check<Error>(::close(fd) == 0, "{} {}: close failed: {}", who, path, std::strerror(errno));
+}
+
 }  // namespace
 
 void write_file_atomic(const std::string& path, const std::vector<std::string_view>& chunks, const std::string& who) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))  // a directory: rename fails
+    return write_directly(path, chunks, who);
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   check<Error>(fd >= 0, "{} {}: cannot open {}: {}", who, path, tmp, std::strerror(errno));

@@ -4,14 +4,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <vector>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/read_file.h"
 
 namespace tg {
 namespace {
@@ -32,13 +30,13 @@ DType parse_dtype(const std::string& s, const std::string& file, const std::stri
   if (s == "I64") return i64;
   if (s == "BOOL") return boolean;
   throw ValueError(fmt::format("safetensors {}: tensor '{}' has unsupported dtype '{}' (F32, F64, I64, BOOL)", file,
-                               key, s));
+                               escape_bytes(key), escape_bytes(s)));
 }
 
 Tensor parse_entry(const nlohmann::json& e, std::string_view data, const std::string& file, const std::string& key,
                    std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
   auto bad = [&](const std::string& what) {
-    return ValueError(fmt::format("safetensors {}: tensor '{}': {}", file, key, what));
+    return ValueError(fmt::format("safetensors {}: tensor '{}': {}", file, escape_bytes(key), what));
   };
   if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
     throw bad("entry needs dtype, shape and data_offsets");
@@ -119,7 +117,7 @@ Safetensors parse_safetensors(std::string_view bytes, const std::string& name) {
   try {
     header = nlohmann::json::parse(bytes.substr(8, n));
   } catch (const nlohmann::json::exception& e) {
-    throw ValueError(fmt::format("safetensors {}: header is not valid JSON: {}", name, e.what()));
+    throw ValueError(fmt::format("safetensors {}: header is not valid JSON: {}", name, escape_bytes(e.what())));
   }
   check<ValueError>(header.is_object(), "safetensors {}: header must be a JSON object", name);
   std::string_view data = bytes.substr(8 + n);
@@ -129,7 +127,7 @@ Safetensors parse_safetensors(std::string_view bytes, const std::string& name) {
     if (key == "__metadata__") {
       check<ValueError>(e.is_object(), "safetensors {}: __metadata__ must be an object", name);
       for (const auto& [k, v] : e.items()) {
-        check<ValueError>(v.is_string(), "safetensors {}: metadata '{}' must be a string", name, k);
+        check<ValueError>(v.is_string(), "safetensors {}: metadata '{}' must be a string", name, escape_bytes(k));
         out.metadata[k] = v.get<std::string>();
       }
       continue;
@@ -144,15 +142,8 @@ Safetensors parse_safetensors(std::string_view bytes, const std::string& name) {
   return out;
 }
 
-Safetensors load_safetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  check<ValueError>(bool(in), "load_safetensors: cannot open '{}'", path);
-  // A directory opens, then reads as 0 bytes: "too short for the header length" named the wrong problem.
-  check<ValueError>(!std::filesystem::is_directory(path), "load_safetensors: '{}' is a directory, expected a file",
-                    path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_safetensors(ss.str(), path);
+Safetensors load_safetensors(const std::string& path, int64_t max_bytes) {
+  return parse_safetensors(read_file(path, max_bytes, "load_safetensors"), path);
 }
 
 }  // namespace tg

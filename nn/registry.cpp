@@ -9,6 +9,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "core/read_file.h"
+
 namespace tg::nn {
 namespace {
 
@@ -54,7 +56,7 @@ const LayerType& type_named(const std::string& name) {
   auto it = r.by_name.find(name);
   if (it == r.by_name.end())  // not check(): known_locked would run on every lookup
     throw ValueError(fmt::format("unknown layer type '{}' (known: {}); register it with tg::nn::LayerRegistration",
-                                 name, known_locked(r)));
+                                 escape_bytes(name), known_locked(r)));
   return it->second;
 }
 

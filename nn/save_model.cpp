@@ -2,6 +2,7 @@
 // Errors from the layers and the registry are re-thrown with the file's name in front, as the same type.
 #include "nn/save_model.h"
 
+#include "core/read_file.h"
 #include "nn/registry.h"
 
 namespace tg::nn {
@@ -36,11 +37,11 @@ nlohmann::json read_architecture(const std::map<std::string, std::string>& metad
                     "and call its load(path)");
   const std::string version = get("format_version");
   check<ValueError>(version == std::to_string(kModelFormatVersion),
-                    "architecture format version '{}' vs this library's '{}'", version, kModelFormatVersion);
+                    "architecture format version '{}' vs this library's '{}'", escape_bytes(version), kModelFormatVersion);
   try {
     return nlohmann::json::parse(metadata.at("architecture"));
   } catch (const nlohmann::json::parse_error& e) {
-    throw ValueError(fmt::format("the architecture is not valid JSON: {}", e.what()));
+    throw ValueError(fmt::format("the architecture is not valid JSON: {}", escape_bytes(e.what())));
   }
 }
 

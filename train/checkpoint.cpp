@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/read_file.h"
 
 namespace tg::train {
 namespace fs = std::filesystem;
@@ -30,14 +31,16 @@ std::vector<std::pair<int64_t, double>> decode_kept(const std::string& s, const 
   std::vector<std::pair<int64_t, double>> out;
   for (size_t at = 0; at < s.size();) {
     size_t end = std::min(s.find(';', at), s.size()), colon = s.find(':', at);
-    check<ValueError>(colon < end, "checkpoint {}: malformed 'checkpoint.kept' entry '{}'", path, s.substr(at, end - at));
+    const std::string entry = escape_bytes(s.substr(at, end - at));
+    check<ValueError>(colon < end, "checkpoint {}: malformed 'checkpoint.kept' entry '{}'", path, entry);
     int64_t step = 0;
     auto [p, ec] = std::from_chars(s.data() + at, s.data() + colon, step);
     char* stop = nullptr;
     const std::string metric = s.substr(colon + 1, end - colon - 1);
     const double m = std::strtod(metric.c_str(), &stop);
     check<ValueError>(ec == std::errc() && p == s.data() + colon && !metric.empty() && *stop == '\0',
-                      "checkpoint {}: malformed 'checkpoint.kept' entry '{}'", path, s.substr(at, end - at));
+                      "checkpoint {}: malformed 'checkpoint.kept' entry '{}'", path, entry);
+    check<ValueError>(step >= 0, "checkpoint {}: step {} in 'checkpoint.kept' entry '{}' is negative", path, step, entry);
     out.emplace_back(step, m);
     at = end + 1;
   }
@@ -129,9 +132,9 @@ CheckpointInfo CheckpointManager::load(const std::string& path) {
     check<ValueError>(it != meta.end(), "checkpoint {}: no '{}' (not a tensorgrad checkpoint?)", path, key);
     return it->second;
   };
-  check<ValueError>(text("format") == kFormat, "checkpoint {}: format '{}', expected '{}'", path, text("format"), kFormat);
+  check<ValueError>(text("format") == kFormat, "checkpoint {}: format '{}', expected '{}'", path, escape_bytes(text("format")), kFormat);
   check<ValueError>(text("version") == kVersion, "checkpoint {}: version {}, this program reads version {}", path,
-                    text("version"), kVersion);
+                    escape_bytes(text("version")), kVersion);
   CheckpointInfo info;
   info.path = path;
   const auto [step, metric] = decode_kept(text("checkpoint.step") + ":" + text("checkpoint.metric"), path).at(0);

@@ -5,25 +5,30 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/atomic_file.h"
+#include "core/read_file.h"
 
 namespace tg::train {
 
 MetricsLogger::MetricsLogger(std::string path, int64_t keep_lines, const char* kind) : path_(std::move(path)), kind_(kind) {
   check<ValueError>(keep_lines >= 0, "{} {}: lines to keep must be >= 0, got {}", kind, path_, keep_lines);
+  std::string kept;  // the first keep_lines lines, each with its newline
   if (keep_lines > 0) {
-    std::ifstream in(path_);
+    std::istringstream in(read_file(path_, kMaxKeptBytes, kind));
     for (std::string line; int64_t(kept_.size()) < keep_lines && std::getline(in, line);) kept_.push_back(line);
     check<ValueError>(int64_t(kept_.size()) == keep_lines, "{} {}: asked to keep {} lines, the file has {}", kind, path_,
                       keep_lines, kept_.size());
+    for (const std::string& line : kept_) kept += line + "\n";
   }
-  file_.reset(std::fopen(path_.c_str(), "w"));
+  // The kept lines replace the file atomically (a crash here leaves the old log whole); then it is appended to.
+  write_file_atomic(path_, {kept}, kind);
+  file_.reset(std::fopen(path_.c_str(), "a"));
   check<Error>(file_ != nullptr, "{} {}: cannot open for writing: {}", kind, path_, std::strerror(errno));
-  for (const std::string& line : kept_) write_line(line);
 }
 
 MetricsLogger::~MetricsLogger() = default;

@@ -25,9 +25,12 @@ class MetricsLogger {
   const std::string& path() const { return path_; }
 
  protected:
+  /// The most bytes read from an existing log to keep its first lines: 1 GiB.
+  static constexpr int64_t kMaxKeptBytes = int64_t(1) << 30;
   /// Opens `path`, keeping its first `keep_lines` lines (a resumed run keeps the records written before
-  /// its checkpoint and drops the rest) and truncating the others. Error naming the file when it cannot
-  /// be opened; ValueError when it holds fewer than keep_lines lines.
+  /// its checkpoint and drops the rest; the file is replaced atomically by them) and truncating the others.
+  /// Error naming the file when it cannot be opened; ValueError when it holds fewer than keep_lines lines or
+  /// more than kMaxKeptBytes bytes.
   MetricsLogger(std::string path, int64_t keep_lines, const char* kind);
   void write_line(const std::string& line);
   std::vector<std::string> kept_;  // the lines kept from the file

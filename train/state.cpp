@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/read_file.h"
 
 namespace tg::train {
 namespace {
@@ -39,7 +40,7 @@ const std::string& entry(const Meta& meta, const std::string& key) {
 double parse_double(const std::string& key, const std::string& s) {
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  check<ValueError>(!s.empty() && end == s.c_str() + s.size(), "'{}' is not a number: '{}'", key, s);
+  check<ValueError>(!s.empty() && end == s.c_str() + s.size(), "'{}' is not a number: '{}'", key, escape_bytes(s));
   return v;
 }
 
@@ -47,7 +48,7 @@ int64_t parse_int(const Meta& meta, const std::string& key) {
   const std::string& s = entry(meta, key);
   int64_t v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  check<ValueError>(ec == std::errc() && end == s.data() + s.size(), "'{}' is not an integer: '{}'", key, s);
+  check<ValueError>(ec == std::errc() && end == s.data() + s.size(), "'{}' is not an integer: '{}'", key, escape_bytes(s));
   return v;
 }
 
@@ -115,7 +116,7 @@ void restore(const TrainingState& s, const Safetensors& c, const std::string& so
   const std::string want = parts(s);
   auto it = c.metadata.find("parts");
   check<ValueError>(it != c.metadata.end(), "{}: not a training state (no 'parts' entry)", source);
-  check<ValueError>(it->second == want, "{}: holds the parts [{}], but this run has [{}]", source, it->second, want);
+  check<ValueError>(it->second == want, "{}: holds the parts [{}], but this run has [{}]", source, escape_bytes(it->second), want);
   const Safetensors backup = capture(s, true);
   try {
     apply(s, c);

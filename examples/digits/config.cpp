@@ -3,15 +3,19 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 
 #include <tensorgrad/tensorgrad.h>
+
+#include "files.h"
 
 namespace digits {
 namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kFormat = "tensorgrad-digits";
+// Bounds far above any useful value, so that a config.json of absurd sizes is refused before anything is
+// allocated (1024 × 1024 3×3 filters are 9.4M weights).
+constexpr int64_t kMaxChannels = 1024, kMaxBatch = int64_t(1) << 20;
 
 // Reads the fields of object `j` named in `fields` into their targets; ValueError for anything else.
 template <class... Fields>
@@ -55,26 +59,21 @@ Config config_by_name(const std::string& name) {
 }
 
 Config load_config(const std::string& name_or_path) {
-  if (!fs::exists(name_or_path)) return config_by_name(name_or_path);
-  tg::check<tg::ValueError>(!fs::is_directory(name_or_path), "config '{}' is a directory, expected a JSON file",
-                            name_or_path);
-  std::ifstream in(name_or_path);
-  try {
-    return config_from_json(nlohmann::json::parse(in), "config file '" + name_or_path + "'");
-  } catch (const nlohmann::json::parse_error& e) {
-    throw tg::ValueError(fmt::format("config file '{}' is not valid JSON: {}", name_or_path, e.what()));
-  }
+  const std::optional<nlohmann::json> j = examples::config_file(name_or_path);
+  return j ? config_from_json(*j, "config file '" + name_or_path + "'") : config_by_name(name_or_path);
 }
 
 void check_config(const Config& c) {
   const ModelConfig& m = c.model;
   const TrainConfig& t = c.train;
-  tg::check<tg::ValueError>(m.channels1 >= 1 && m.channels2 >= 1, "model: channels1 and channels2 must be >= 1, got "
-                            "{} and {}", m.channels1, m.channels2);
+  tg::check<tg::ValueError>(m.channels1 >= 1 && m.channels2 >= 1 && m.channels1 <= kMaxChannels &&
+                            m.channels2 <= kMaxChannels, "model: channels1 and channels2 must be in [1, {}], got {} "
+                            "and {}", kMaxChannels, m.channels1, m.channels2);
   tg::check<tg::ValueError>(m.dropout >= 0 && m.dropout < 1, "model: dropout must be in [0, 1), got {}", m.dropout);
   tg::check<tg::ValueError>(t.epochs >= 1 && t.epochs <= 1000000, "train: epochs must be in [1, 1000000], got {}",
                             t.epochs);
-  tg::check<tg::ValueError>(t.batch_size >= 1, "train: batch_size must be >= 1, got {}", t.batch_size);
+  tg::check<tg::ValueError>(t.batch_size >= 1 && t.batch_size <= kMaxBatch, "train: batch_size must be in [1, {}], "
+                            "got {}", kMaxBatch, t.batch_size);
   tg::check<tg::ValueError>(std::isfinite(t.lr) && t.lr > 0, "train: lr must be finite and > 0, got {}", t.lr);
   tg::check<tg::ValueError>(std::isfinite(t.weight_decay) && t.weight_decay >= 0, "train: weight_decay must be finite "
                             "and >= 0, got {}", t.weight_decay);
@@ -115,13 +114,8 @@ RunInfo load_run_info(const std::string& dir) {
                             dir, fs::exists(dir) ? "is not a directory" : "does not exist", dir);
   tg::check<tg::ValueError>(fs::is_regular_file(path), "model directory '{}' has no config.json (train one with "
                             "`digits train --out {}`)", dir, dir);
-  nlohmann::json j;
-  try {
-    std::ifstream in(path);
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw tg::ValueError(fmt::format("model directory '{}': config.json is not valid JSON: {}", dir, e.what()));
-  }
+  const nlohmann::json j = examples::read_json(path.string(), examples::kMaxConfigBytes,
+                                              fmt::format("model directory '{}'", dir));
   tg::check<tg::ValueError>(j.is_object() && j.value("format", "") == kFormat, "model directory '{}' is not a digits "
                             "model: its config.json has no \"format\": \"{}\"", dir, kFormat);
   RunInfo info;

@@ -34,7 +34,8 @@ Config config_by_name(const std::string& name);
 /// A configuration name, or the path of a JSON file holding one (every field optional, unknown fields
 /// refused). ValueError naming the file and the field.
 Config load_config(const std::string& name_or_path);
-/// ValueError naming the first field out of range.
+/// ValueError naming the first field out of range (sizes are bounded: channels at most 1024, batch_size at
+/// most 2^20).
 void check_config(const Config& config);
 
 nlohmann::json to_json(const Config& config);

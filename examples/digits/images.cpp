@@ -5,7 +5,7 @@
 #include <bit>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
+#include <string_view>
 
 namespace digits {
 namespace fs = std::filesystem;
@@ -19,7 +19,7 @@ std::vector<int64_t> parse_line(const std::string& line, const std::string& wher
     int64_t v = 0;
     auto [p, ec] = std::from_chars(line.data() + at, line.data() + end, v);
     tg::check<tg::ValueError>(ec == std::errc() && p == line.data() + end && end > at, "{}: value {} is not a whole "
-                              "number: '{}'", where, values.size() + 1, line.substr(at, end - at));
+                              "number: '{}'", where, values.size() + 1, tg::escape_bytes(line.substr(at, end - at)));
     values.push_back(v);
     at = end + 1;
   }
@@ -37,16 +37,15 @@ void mix(uint64_t& h, const tg::Tensor& t) {
 
 }  // namespace
 
-Images read_images(const std::string& path, Labels labels) {
-  tg::check<tg::ValueError>(fs::is_regular_file(path), "digits: cannot read '{}': {}", path,
-                            fs::exists(path) ? "not a regular file" : "no such file");
-  std::ifstream in(path);
-  tg::check<tg::ValueError>(bool(in), "digits: cannot open '{}'", path);
+Images parse_images(std::string_view text, const std::string& path, Labels labels) {
   std::vector<double> pixels;
   std::vector<int64_t> digits;
   size_t columns = 0;
   int64_t line_no = 0;
-  for (std::string line; std::getline(in, line);) {
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    std::string line(text.substr(at, end - at));
+    at = end + 1;
     ++line_no;
     if (line.ends_with('\r')) line.pop_back();
     const std::string where = fmt::format("digits: {}:{}", path, line_no);
@@ -69,12 +68,15 @@ Images read_images(const std::string& path, Labels labels) {
       digits.push_back(v[kPixels]);
     }
   }
-  tg::check<tg::ValueError>(!in.bad(), "digits: cannot read '{}'", path);
   tg::check<tg::ValueError>(line_no > 0, "digits: '{}' holds no images", path);
   Images out;
   out.pixels = tg::tensor(pixels, {line_no, 1, kSide, kSide});
   if (!digits.empty()) out.labels = tg::index_tensor(digits, {line_no});
   return out;
+}
+
+Images read_images(const std::string& path, Labels labels) {
+  return parse_images(tg::read_file(path, kMaxCsvBytes, "digits"), path, labels);
 }
 
 Split read_split(const std::string& dir) {

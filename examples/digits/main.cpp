@@ -1,11 +1,12 @@
 // `digits`: train a small convolutional network on the UCI handwritten digits (8×8 pixels), then evaluate
 // it and classify the images of a CSV file. Exit status: 0 done, 1 an error (one line on stderr naming
-// the file or value at fault), CLI11's codes (105, 106, ...) for a malformed command line.
+// the file or value at fault; a failed write, to stdout too), CLI11's codes (105, 106, ...) for a malformed command line.
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
 #include <limits>
 
+#include "files.h"
 #include "report.h"
 #include "train.h"
 
@@ -114,7 +115,7 @@ int main(int argc, char** argv) {
     a->add_option("--threads", threads, "threads for the kernels (default: all cores)")
         ->check(CLI::Range(1, tg::kMaxThreads));
   CLI11_PARSE(app, argc, argv);
-  try {
+  return examples::run_checked([&] {
     if (threads > 0) tg::set_num_threads(threads);
     if (*train) {
       t.data_given = data_opt->count() > 0;
@@ -122,8 +123,5 @@ int main(int argc, char** argv) {
     }
     if (*eval) return run_eval(model, csv, draw_dir);
     return run_predict(model, csv);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
-  }
+  });
 }

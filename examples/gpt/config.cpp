@@ -16,21 +16,42 @@ Config config_by_name(const std::string& name) {
   throw tg::ValueError(fmt::format("unknown config '{}': expected 'default' or the path of a config.json", name));
 }
 
+namespace {
+
+// The weights of a model of `m` with a vocabulary of 256 bytes (the most), as a double so that absurd sizes do
+// not overflow: the embeddings, then per block two LayerNorms, attention (in_proj (3D, D), out_proj (D, D),
+// their biases) and the feed-forward layers (F, D) and (D, F) with biases; the final LayerNorm.
+double weights_at_most(const ModelConfig& m) {
+  const double D = double(m.d_model), F = double(m.dim_feedforward);
+  const double block = 4 * D + 4 * D * D + 4 * D + 2 * D * F + F + D;
+  return (256 + double(m.block_size)) * D + double(m.num_layers) * block + 2 * D;
+}
+
+}  // namespace
+
 void check_config(const Config& c) {
   using tg::ValueError;
   const ModelConfig& m = c.model;
   const TrainConfig& t = c.train;
-  tg::check<ValueError>(m.block_size >= 1, "model: block_size must be >= 1, got {}", m.block_size);
-  tg::check<ValueError>(m.d_model >= 1, "model: d_model must be >= 1, got {}", m.d_model);
+  tg::check<ValueError>(m.block_size >= 1 && m.block_size <= kMaxSize, "model: block_size must be in [1, {}], got {}",
+                        kMaxSize, m.block_size);
+  tg::check<ValueError>(m.d_model >= 1 && m.d_model <= kMaxSize, "model: d_model must be in [1, {}], got {}",
+                        kMaxSize, m.d_model);
   tg::check<ValueError>(m.num_heads >= 1, "model: num_heads must be >= 1, got {}", m.num_heads);
   tg::check<ValueError>(m.d_model % m.num_heads == 0, "model: d_model {} is not divisible by num_heads {}", m.d_model,
                         m.num_heads);
-  tg::check<ValueError>(m.num_layers >= 1, "model: num_layers must be >= 1, got {}", m.num_layers);
-  tg::check<ValueError>(m.dim_feedforward >= 1, "model: dim_feedforward must be >= 1, got {}", m.dim_feedforward);
+  tg::check<ValueError>(m.num_layers >= 1 && m.num_layers <= kMaxLayers, "model: num_layers must be in [1, {}], got {}",
+                        kMaxLayers, m.num_layers);
+  tg::check<ValueError>(m.dim_feedforward >= 1 && m.dim_feedforward <= kMaxSize,
+                        "model: dim_feedforward must be in [1, {}], got {}", kMaxSize, m.dim_feedforward);
+  tg::check<ValueError>(weights_at_most(m) <= double(kMaxWeights), "model: up to {:.4g} weights, more than the {} "
+                        "allowed (d_model {}, num_layers {}, dim_feedforward {}, block_size {})", weights_at_most(m),
+                        kMaxWeights, m.d_model, m.num_layers, m.dim_feedforward, m.block_size);
   tg::check<ValueError>(m.dropout >= 0 && m.dropout < 1, "model: dropout must be in [0, 1), got {}", m.dropout);
   tg::check<ValueError>(t.max_steps >= 1 && t.max_steps <= kMaxSteps, "train: max_steps must be in [1, {}], got {}",
                         kMaxSteps, t.max_steps);
-  tg::check<ValueError>(t.batch_size >= 1, "train: batch_size must be >= 1, got {}", t.batch_size);
+  tg::check<ValueError>(t.batch_size >= 1 && t.batch_size <= kMaxSize, "train: batch_size must be in [1, {}], got {}",
+                        kMaxSize, t.batch_size);
   tg::check<ValueError>(std::isfinite(t.lr) && t.lr > 0, "train: lr must be finite and > 0, got {}", t.lr);
   tg::check<ValueError>(t.min_lr >= 0 && t.min_lr <= t.lr, "train: min_lr must be in [0, lr = {}], got {}", t.lr,
                         t.min_lr);

@@ -46,11 +46,15 @@ struct Config {
 
 /// The most steps a TrainConfig may ask for (far from int64 overflow in step counts and schedules).
 inline constexpr int64_t kMaxSteps = 100'000'000;
+/// Bounds on the sizes (block_size, d_model, dim_feedforward, batch_size; num_layers) and on the weights of a
+/// model (4 GiB of f32): a config.json asking for more is refused before anything is allocated.
+inline constexpr int64_t kMaxSize = int64_t(1) << 20, kMaxLayers = 1024, kMaxWeights = int64_t(1) << 30;
 
 /// "default" (examples/gpt/RESULTS.md), else ValueError.
 Config config_by_name(const std::string& name);
-/// ValueError naming the field ("model: d_model 10 is not divisible by num_heads 4"); vocab_size is not
-/// checked (it comes from the vocabulary).
+/// ValueError naming the field ("model: d_model 10 is not divisible by num_heads 4"), and for sizes above
+/// kMaxSize or kMaxLayers or a model of more than kMaxWeights weights; vocab_size is not checked (it comes from
+/// the vocabulary, at most 256 bytes).
 void check_config(const Config& c);
 
 /// {"kind": "gpt", "name": ..., "model": {...}, "train": {...}}.

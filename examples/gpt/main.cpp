@@ -1,18 +1,18 @@
 // `gpt`: train a byte-level GPT on the fortunes corpus, sample from it (streaming, with the KV cache) and
 // measure its bits per byte. Flags, model directory, checkpoints and exit codes follow the sentiment
-// program's: 0 on success, 1 with "error: ..." for bad input found at run time, CLI11's codes (105 for a
-// bad flag value) for a bad command line.
+// program's: 0 on success, 1 with "error: ..." for bad input found at run time or a failed write (to stdout
+// too), CLI11's codes (105 for a bad flag value) for a bad command line.
 #include <CLI/CLI.hpp>
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <numbers>
 #include <thread>
 
 #include "export_onnx.h"
+#include "files.h"
 #include "train.h"
 
 using namespace gpt;
@@ -23,14 +23,7 @@ namespace {
 constexpr int64_t kMaxTokens = 100'000;  // more is a mistake, not a sample to read
 
 Config load_config(const std::string& name_or_path) {
-  if (!fs::exists(name_or_path)) return config_by_name(name_or_path);
-  tg::check<tg::ValueError>(fs::is_regular_file(name_or_path), "config '{}' is not a file", name_or_path);
-  std::ifstream in(name_or_path);
-  try {
-    return nlohmann::json::parse(in).get<Config>();
-  } catch (const nlohmann::json::exception& e) {
-    throw tg::ValueError(fmt::format("config file '{}' is not valid JSON: {}", name_or_path, e.what()));
-  }
+  return examples::load_config<Config>(name_or_path, config_by_name);
 }
 
 // splits.txt beside the corpus, unless given.
@@ -157,11 +150,11 @@ int run_sample(const std::string& dir, const SampleOptions& o) {
   std::vector<tg::nn::KVCache> cache(size_t(m.config.model.num_layers));
   tg::Generator gen(o.seed);
   fmt::print("{}", o.prompt);
-  std::fflush(stdout);
+  examples::flush_stdout();  // each byte as it comes; a failed write (a full disk, a closed pipe) stops here
   tg::nn::generate(cached_logits(*m.model, cache), tokens, {.max_new_tokens = o.tokens, .sampling = o.sampling}, gen,
                    [&](int64_t id) {
                      fmt::print("{}", m.vocab.decode(id));
-                     std::fflush(stdout);
+                     examples::flush_stdout();
                    });
   fmt::print("\n");
   return 0;
@@ -249,7 +242,7 @@ int main(int argc, char** argv) {
     a->add_option("--threads", threads, fmt::format("threads for kernels and BLAS, at most {} (default: all cores)",
                   tg::kMaxThreads))->check(number_in<int>(1, tg::kMaxThreads));
   CLI11_PARSE(app, argc, argv);
-  try {
+  return examples::run_checked([&] {
     if (threads > 0) set_threads(threads);
     if (*train) {
       topt.out_dir = resume_dir.empty() ? out : resume_dir, topt.resume = !resume_dir.empty();
@@ -261,8 +254,5 @@ int main(int argc, char** argv) {
     if (*sample) return run_sample(model, sopt);
     if (*export_onnx) return run_export(export_args);
     return run_eval(model, eval_data, eval_splits, split, logits);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
-  }
+  });
 }

@@ -3,25 +3,14 @@
 // does not train a model on noise.
 #include "text.h"
 
-#include <filesystem>
-#include <fstream>
 #include <sstream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 #include <tensorgrad/tensorgrad.h>
 
 namespace gpt {
 namespace {
-
-std::string read_file(const std::string& path, const std::string& what) {
-  tg::check<tg::ValueError>(std::filesystem::is_regular_file(path), "{} '{}' does not exist or is not a file", what,
-                            path);
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  tg::check<tg::ValueError>(bool(in), "{} '{}' cannot be read", what, path);
-  return s.str();
-}
 
 // The length of the UTF-8 sequence at text[i], or 0 when it is not one (RFC 3629: no overlong forms,
 // surrogates or code points above U+10FFFF).
@@ -56,13 +45,14 @@ void check_text(const std::string& text, const std::string& path) {
 
 }  // namespace
 
-Corpus read_corpus(const std::string& corpus_path, const std::string& splits_path) {
+Corpus parse_corpus(std::string text, std::string_view splits_text, const std::string& corpus_path,
+                    const std::string& splits_path) {
   Corpus c;
-  c.all = read_file(corpus_path, "corpus");
+  c.all = std::move(text);
   check_text(c.all, corpus_path);
   tg::check<tg::ValueError>(c.all.ends_with(kSeparator), "corpus '{}' does not end with a line '%' (the fortune "
                             "format: every document is followed by a line holding only '%')", corpus_path);
-  std::istringstream splits(read_file(splits_path, "splits file"));
+  std::istringstream splits{std::string(splits_text)};
   size_t start = 0, doc = 0;
   for (std::string part; std::getline(splits, part); ++doc) {
     const size_t end = c.all.find(kSeparator, start);
@@ -70,13 +60,19 @@ Corpus read_corpus(const std::string& corpus_path, const std::string& splits_pat
                               "documents ({})", splits_path, corpus_path, doc);
     std::string* to = part == "train" ? &c.train : part == "valid" ? &c.valid : part == "test" ? &c.test : nullptr;
     tg::check<tg::ValueError>(to != nullptr, "splits file '{}', line {}: expected train, valid or test, got '{}'",
-                              splits_path, doc + 1, part);
+                              splits_path, doc + 1, tg::escape_bytes(part));
     to->append(c.all, start, end + 3 - start);
     start = end + 3;
   }
   tg::check<tg::ValueError>(start == c.all.size(), "splits file '{}' has {} lines, fewer than corpus '{}' has "
                             "documents", splits_path, doc, corpus_path);
   return c;
+}
+
+Corpus read_corpus(const std::string& corpus_path, const std::string& splits_path) {
+  std::string text = tg::read_file(corpus_path, kMaxCorpusBytes, "corpus");
+  return parse_corpus(std::move(text), tg::read_file(splits_path, kMaxSplitsBytes, "splits file"), corpus_path,
+                      splits_path);
 }
 
 ByteVocab ByteVocab::of(const std::string& text) {
@@ -90,13 +86,13 @@ ByteVocab ByteVocab::of(const std::string& text) {
 }
 
 ByteVocab ByteVocab::load(const std::string& path) {
-  std::string text = read_file(path, "vocabulary");
+  const std::string text = tg::read_file(path, kMaxVocabBytes, "vocabulary");
   std::vector<int64_t> bytes;
   try {
     bytes = nlohmann::json::parse(text).at("bytes").get<std::vector<int64_t>>();
   } catch (const nlohmann::json::exception& e) {
     throw tg::ValueError(fmt::format("vocabulary '{}': expected {{\"bytes\": [increasing byte values]}}: {}", path,
-                                     e.what()));
+                                     tg::escape_bytes(e.what())));
   }
   std::string all;
   for (size_t i = 0; i < bytes.size(); ++i) {
@@ -110,9 +106,7 @@ ByteVocab ByteVocab::load(const std::string& path) {
 }
 
 void ByteVocab::save(const std::string& path) const {
-  std::ofstream out(path);
-  out << nlohmann::json{{"bytes", bytes_}}.dump() << "\n";
-  tg::check<tg::Error>(bool(out), "cannot write {}", path);
+  tg::write_file_atomic(path, {nlohmann::json{{"bytes", bytes_}}.dump() + "\n"}, "gpt: cannot write");
 }
 
 std::vector<int64_t> ByteVocab::encode(const std::string& text, const std::string& what) const {

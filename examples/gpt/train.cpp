@@ -4,16 +4,15 @@
 #include "train.h"
 
 #include <filesystem>
-#include <fstream>
 #include <numbers>
+
+#include "files.h"
 
 namespace gpt {
 namespace fs = std::filesystem;
 
 void write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  tg::check<tg::Error>(bool(out), "cannot write {}", path.string());
+  tg::write_file_atomic(path.string(), {text}, "gpt: cannot write");
 }
 
 namespace {
@@ -89,13 +88,8 @@ void check_model_dir(const std::string& dir) {
                             "--out {}`)", dir, dir);
   tg::check<tg::ValueError>(fs::is_regular_file(config), "model directory '{}' has no config.json: not a GPT model "
                             "directory (train one with `gpt train --out {}`)", dir, dir);
-  nlohmann::json j;
-  try {
-    std::ifstream in(config);
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw tg::ValueError(fmt::format("model directory '{}': config.json is not valid JSON: {}", dir, e.what()));
-  }
+  const nlohmann::json j = examples::read_json(config.string(), examples::kMaxConfigBytes,
+                                              fmt::format("model directory '{}'", dir));
   const bool sentiment = j.is_object() && j.contains("model") && j["model"].is_object() &&
                          j["model"].contains("num_classes");
   tg::check<tg::ValueError>(!sentiment, "model directory '{}' holds a sentiment classifier (its config.json has "
@@ -131,8 +125,8 @@ LoadedModel load_model(const std::string& dir) {
                               "not finish? `gpt train --resume {}` continues it)", dir, f, dir);
   LoadedModel m;
   try {
-    std::ifstream in(d / "config.json");
-    m.config = nlohmann::json::parse(in).get<Config>();
+    const std::string config = (d / "config.json").string();
+    m.config = examples::read_json(config, examples::kMaxConfigBytes, "config.json").get<Config>();
     check_config(m.config);
     m.vocab = ByteVocab::load((d / "vocab.json").string());
     tg::check<tg::ValueError>(m.vocab.size() == m.config.model.vocab_size, "vocab.json has {} bytes but config.json "

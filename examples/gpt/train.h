@@ -74,7 +74,8 @@ inline constexpr const char* kCheckpointPrefix = "checkpoint";  ///< checkpoint-
 std::string data_fingerprint(const Data& d);
 /// Creates `dir` and writes config.json and vocab.json; tg::Error naming the directory when it cannot.
 void create_model_dir(const std::string& dir, const Config& config, const ByteVocab& vocab);
-/// tg::Error naming the file when the write fails.
+/// Writes `text` to `path` atomically (tg::write_file_atomic): tg::Error naming the file when a write fails,
+/// and a previous file there intact.
 void write_text(const std::filesystem::path& path, const std::string& text);
 
 /// A trained model read back from its directory.

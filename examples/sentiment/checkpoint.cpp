@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "config.h"
+
 namespace sentiment {
 namespace {
 
@@ -45,7 +47,7 @@ struct Reader {
     Int v = 0;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     tg::check<tg::ValueError>(ec == std::errc() && end == s.data() + s.size(), "checkpoint {}: '{}' is not an integer: '{}'",
-                              path, key, s);
+                              path, key, tg::escape_bytes(s));
     return v;
   }
   double real(const std::string& key) const {
@@ -53,17 +55,35 @@ struct Reader {
     char* end = nullptr;
     double v = std::strtod(s.c_str(), &end);
     tg::check<tg::ValueError>(!s.empty() && end == s.c_str() + s.size(), "checkpoint {}: '{}' is not a number: '{}'", path,
-                              key, s);
+                              key, tg::escape_bytes(s));
     return v;
   }
   nlohmann::json json(const std::string& key) const {
     try {
       return nlohmann::json::parse(text(key));
     } catch (const nlohmann::json::exception& e) {
-      throw tg::ValueError(fmt::format("checkpoint {}: '{}' is not valid JSON: {}", path, key, e.what()));
+      throw tg::ValueError(fmt::format("checkpoint {}: '{}' is not valid JSON: {}", path, key, tg::escape_bytes(e.what())));
     }
   }
 };
+
+// The counters of a run that could have written them: a checkpoint edited or damaged into epoch -1, step -5
+// or lr_scale 0 is refused here rather than resumed into a schedule that makes no sense.
+void check_ranges(const Checkpoint& c, const std::string& path) {
+  using tg::ValueError;
+  tg::check<ValueError>(c.epoch >= 0 && c.epoch <= kMaxEpochs, "checkpoint {}: epoch must be in [0, {}], got {}", path,
+                        kMaxEpochs, c.epoch);
+  tg::check<ValueError>(c.step >= 0, "checkpoint {}: step must be >= 0, got {}", path, c.step);
+  tg::check<ValueError>(c.rollbacks >= 0, "checkpoint {}: rollbacks must be >= 0, got {}", path, c.rollbacks);
+  tg::check<ValueError>(c.lr_scale > 0 && c.lr_scale <= 1, "checkpoint {}: lr_scale must be in (0, 1], got {}", path,
+                        c.lr_scale);
+  tg::check<ValueError>(c.best_epoch >= 0 && c.best_epoch <= c.epoch, "checkpoint {}: best_epoch must be in [0, epoch "
+                        "{}], got {}", path, c.epoch, c.best_epoch);
+  tg::check<ValueError>(c.best_val == -1 || (c.best_val >= 0 && c.best_val <= 1), "checkpoint {}: best_val must be -1 "
+                        "(none) or an accuracy in [0, 1], got {}", path, c.best_val);
+  tg::check<ValueError>(c.log.size() <= size_t(c.epoch), "checkpoint {}: {} epochs in 'log', more than the {} done",
+                        path, c.log.size(), c.epoch);
+}
 
 }  // namespace
 
@@ -80,7 +100,7 @@ EpochLog epoch_from_json(const nlohmann::json& j) {
     return {j.at("epoch").get<int64_t>(), number("train_loss"), number("train_accuracy"), number("val_accuracy"),
             number("lr"), number("seconds"), number("sentences_per_second")};
   } catch (const nlohmann::json::exception& e) {
-    throw tg::ValueError(fmt::format("epoch log entry {}: {}", j.dump(), e.what()));
+    throw tg::ValueError(fmt::format("epoch log entry {}: {}", tg::escape_bytes(j.dump()), e.what()));
   }
 }
 
@@ -102,13 +122,14 @@ void save_checkpoint(const std::string& path, const Checkpoint& c) {
   tg::save_safetensors(path, tensors, meta);
 }
 
-Checkpoint load_checkpoint(const std::string& path) {
-  tg::Safetensors file = tg::load_safetensors(path);
+Checkpoint load_checkpoint(const std::string& path) { return parse_checkpoint(tg::load_safetensors(path), path); }
+
+Checkpoint parse_checkpoint(const tg::Safetensors& file, const std::string& path) {
   const Reader r{file.metadata, path};
   tg::check<tg::ValueError>(r.text("format") == kFormat, "checkpoint {}: format '{}', expected '{}'", path,
-                            r.text("format"), kFormat);
+                            tg::escape_bytes(r.text("format")), kFormat);
   tg::check<tg::ValueError>(r.text("version") == kVersion, "checkpoint {}: version {}, this program reads version {}",
-                            path, r.text("version"), kVersion);
+                            path, tg::escape_bytes(r.text("version")), kVersion);
   Checkpoint c;
   c.config = r.json("config");
   c.seed = r.integer<uint64_t>("seed");
@@ -122,7 +143,12 @@ Checkpoint load_checkpoint(const std::string& path) {
   c.best_val = r.real("best_val"), c.best_epoch = r.integer("best_epoch");
   const nlohmann::json log = r.json("log");
   tg::check<tg::ValueError>(log.is_array(), "checkpoint {}: 'log' must be a JSON array", path);
-  for (const nlohmann::json& e : log) c.log.push_back(epoch_from_json(e));
+  try {
+    for (const nlohmann::json& e : log) c.log.push_back(epoch_from_json(e));
+  } catch (const tg::ValueError& e) {
+    throw tg::ValueError(fmt::format("checkpoint {}: 'log': {}", path, e.what()));
+  }
+  check_ranges(c, path);
   c.model = take_prefixed(file.tensors, "model.");
   c.best_model = take_prefixed(file.tensors, "best.");
   c.optimizer = {take_prefixed(file.tensors, "optim."), take_prefixed(file.metadata, "optim.")};

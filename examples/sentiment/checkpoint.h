@@ -50,8 +50,12 @@ EpochLog epoch_from_json(const nlohmann::json& j);
 /// save throws tg::Error and leaves the previous checkpoint at `path` intact.
 void save_checkpoint(const std::string& path, const Checkpoint& c);
 
-/// Reads a checkpoint back, bit-exact. ValueError naming the path for a missing file, a corrupt one, or a
-/// safetensors file that is not a checkpoint of this version.
+/// Reads a checkpoint back, bit-exact. ValueError naming the path for a missing file, a corrupt one, a
+/// safetensors file that is not a checkpoint of this version, or counters out of range (epoch outside
+/// [0, kMaxEpochs], step or rollbacks < 0, lr_scale outside (0, 1], best_epoch past epoch, more log entries
+/// than epochs).
 Checkpoint load_checkpoint(const std::string& path);
+/// The same on a file already read; `path` names it in the errors.
+Checkpoint parse_checkpoint(const tg::Safetensors& file, const std::string& path);
 
 }  // namespace sentiment

@@ -54,16 +54,36 @@ Config config_by_name(const std::string& name) {
   throw tg::ValueError(fmt::format("unknown config '{}': expected 'reference' or 'default'", name));
 }
 
-// NaN fails every comparison, so each range check below also refuses it.
+double parameter_count(const ModelConfig& m) {
+  const double D = double(m.d_model), F = double(m.dim_feedforward);
+  const double layer = 4 * D * D + 4 * D       // attention: in_proj (3D, D) + (3D), out_proj (D, D) + (D)
+                       + 2 * F * D + F + D      // linear1 (F, D) + (F), linear2 (D, F) + (D)
+                       + 4 * D;                 // norm1, norm2: weight and bias
+  const double pooled = m.pooling == "mean+max" ? 2 * D : D;
+  const double network = double(m.vocab_size) * D + (m.subword_buckets > 0 ? double(m.subword_buckets + 1) * D : 0) +
+                         (m.positional == "learned" ? double(m.max_len) * D : 0) + double(m.num_layers) * layer +
+                         (m.norm_first ? 2 * D : 0) + pooled * double(m.num_classes) + double(m.num_classes);
+  return double(m.ensemble) * network;
+}
+
+// NaN fails every comparison, so each range check below also refuses it. The upper bounds keep every size
+// product far from int64 overflow; the parameter count bounds what they allocate together.
 void check_model_config(const ModelConfig& m) {
   using tg::ValueError;
-  tg::check<ValueError>(m.max_len >= 1, "model: max_len must be >= 1, got {}", m.max_len);
-  tg::check<ValueError>(m.d_model >= 1, "model: d_model must be >= 1, got {}", m.d_model);
+  constexpr int64_t kMaxSize = int64_t(1) << 20, kMaxLayers = 1024;
+  tg::check<ValueError>(m.vocab_size >= 0 && m.vocab_size <= (int64_t(1) << 31), "model: vocab_size must be in [0, 2^31], "
+                        "got {}", m.vocab_size);
+  tg::check<ValueError>(m.max_len >= 1 && m.max_len <= kMaxSize, "model: max_len must be in [1, {}], got {}", kMaxSize,
+                        m.max_len);
+  tg::check<ValueError>(m.d_model >= 1 && m.d_model <= kMaxSize, "model: d_model must be in [1, {}], got {}", kMaxSize,
+                        m.d_model);
   tg::check<ValueError>(m.num_heads >= 1, "model: num_heads must be >= 1, got {}", m.num_heads);
   tg::check<ValueError>(m.d_model % m.num_heads == 0, "model: d_model {} is not divisible by num_heads {}", m.d_model,
                         m.num_heads);
-  tg::check<ValueError>(m.num_layers >= 1, "model: num_layers must be >= 1, got {}", m.num_layers);
-  tg::check<ValueError>(m.dim_feedforward >= 1, "model: dim_feedforward must be >= 1, got {}", m.dim_feedforward);
+  tg::check<ValueError>(m.num_layers >= 1 && m.num_layers <= kMaxLayers, "model: num_layers must be in [1, {}], got {}",
+                        kMaxLayers, m.num_layers);
+  tg::check<ValueError>(m.dim_feedforward >= 1 && m.dim_feedforward <= kMaxSize,
+                        "model: dim_feedforward must be in [1, {}], got {}", kMaxSize, m.dim_feedforward);
   tg::check<ValueError>(m.dropout >= 0 && m.dropout < 1, "model: dropout must be in [0, 1), got {}", m.dropout);
   tg::check<ValueError>(m.activation == "relu" || m.activation == "gelu",
                         "model: activation must be relu or gelu, got '{}'", m.activation);
@@ -75,8 +95,10 @@ void check_model_config(const ModelConfig& m) {
                         m.token_dropout);
   tg::check<ValueError>(std::isfinite(m.embedding_std) && m.embedding_std > 0,
                         "model: embedding_std must be finite and > 0, got {}", m.embedding_std);
-  tg::check<ValueError>(m.num_classes >= 2, "model: num_classes must be >= 2, got {}", m.num_classes);
-  tg::check<ValueError>(m.ensemble >= 1, "model: ensemble must be >= 1, got {}", m.ensemble);
+  tg::check<ValueError>(m.num_classes >= 2 && m.num_classes <= kMaxSize, "model: num_classes must be in [2, {}], got {}",
+                        kMaxSize, m.num_classes);
+  tg::check<ValueError>(m.ensemble >= 1 && m.ensemble <= kMaxLayers, "model: ensemble must be in [1, {}], got {}",
+                        kMaxLayers, m.ensemble);
   tg::check<ValueError>(m.subword_buckets >= 0 && m.subword_buckets <= (int64_t(1) << 24),
                         "model: subword_buckets must be in [0, 2^24] (0 = off), got {}", m.subword_buckets);
   tg::check<ValueError>(m.subword_combine == "mean" || m.subword_combine == "sum",
@@ -85,6 +107,10 @@ void check_model_config(const ModelConfig& m) {
                         "model: lexicon_weight must be in [0, {}] (0 = off), got {}", kMaxSubwords, m.lexicon_weight);
   tg::check<ValueError>(m.lexicon_weight == 0 || m.subword_buckets > 0, "model: lexicon_weight needs subword_buckets > 0 "
                         "(the valences go into the sub-word bags), got subword_buckets {}", m.subword_buckets);
+  tg::check<ValueError>(parameter_count(m) <= double(kMaxParameters), "model: {:.4g} parameters, more than the {} "
+                        "allowed (d_model {}, num_layers {}, dim_feedforward {}, ensemble {}, vocab_size {})",
+                        parameter_count(m), kMaxParameters, m.d_model, m.num_layers, m.dim_feedforward, m.ensemble,
+                        m.vocab_size);
 }
 
 void check_train_config(const TrainConfig& t) {
@@ -135,7 +161,9 @@ void to_json(nlohmann::json& j, const Config& c) {
                   {"warmup_epochs", t.warmup_epochs}, {"schedule", t.schedule},
                   {"clip_grad_norm", t.clip_grad_norm}, {"val_fraction", t.val_fraction},
                   {"keep_best", t.keep_best}, {"min_freq", t.min_freq},
-                  {"ensemble_data", t.ensemble_data}}}};
+                  {"ensemble_data", t.ensemble_data}, {"skip_malformed", t.skip_malformed}}}};
+  for (const auto& [key, stamp] : {std::pair{"data", &c.files.data}, std::pair{"lexicon", &c.files.lexicon}})
+    if (stamp->bytes > 0 || !stamp->fnv1a64.empty()) j["files"][key] = {{"bytes", stamp->bytes}, {"fnv1a64", stamp->fnv1a64}};
 }
 
 namespace {
@@ -146,7 +174,8 @@ const std::map<std::string, std::set<std::string>> kKeys = {
                "activation", "norm_first", "pooling", "num_classes", "positional", "token_dropout", "embedding_std",
                "ensemble", "subword_buckets", "subword_combine", "lexicon_weight"}},
     {"train", {"epochs", "batch_size", "optimizer", "lr", "weight_decay", "label_smoothing", "warmup_epochs",
-               "schedule", "clip_grad_norm", "val_fraction", "keep_best", "min_freq", "ensemble_data"}}};
+               "schedule", "clip_grad_norm", "val_fraction", "keep_best", "min_freq", "ensemble_data", "skip_malformed"}},
+    {"files", {"data", "lexicon"}}};
 
 template <class T>
 void read(const nlohmann::json& j, const char* section, const char* key, T& out) {
@@ -163,6 +192,19 @@ void read(const nlohmann::json& j, const char* section, const char* key, T& out)
   }
 }
 
+// "files.<key>": {"bytes": N >= 0, "fnv1a64": 16 hex digits}, or absent (unknown).
+void read_stamp(const nlohmann::json& j, const char* key, FileStamp& out) {
+  if (!j.contains("files") || !j["files"].contains(key)) return;
+  const nlohmann::json& s = j["files"][key];
+  const bool ok = s.is_object() && s.size() == 2 && s.contains("bytes") && s["bytes"].is_number_unsigned() &&
+                  s["bytes"].get<uint64_t>() <= uint64_t(INT64_MAX) && s.contains("fnv1a64") && s["fnv1a64"].is_string() &&
+                  s["fnv1a64"].get<std::string>().size() == 16 &&
+                  s["fnv1a64"].get<std::string>().find_first_not_of("0123456789abcdef") == std::string::npos;
+  tg::check<tg::ValueError>(ok, "config: 'files.{}' must be {{\"bytes\": N, \"fnv1a64\": 16 hex digits}}, got {}", key,
+                            tg::escape_bytes(s.dump()));
+  out = {s["bytes"].get<int64_t>(), s["fnv1a64"].get<std::string>()};
+}
+
 // A key added after the first model directories were written: absent means the struct's default, which is
 // what those models were trained with.
 template <class T>
@@ -176,10 +218,11 @@ void from_json(const nlohmann::json& j, Config& c) {
   for (const auto& [section, value] : j.items()) {
     if (section == "name") continue;
     const auto keys = kKeys.find(section);
-    tg::check<tg::ValueError>(keys != kKeys.end(), "config: unknown section '{}' (expected name, model, train)", section);
+    tg::check<tg::ValueError>(keys != kKeys.end(), "config: unknown section '{}' (expected name, model, train, files)",
+                              tg::escape_bytes(section));
     tg::check<tg::ValueError>(value.is_object(), "config: '{}' must be an object, got {}", section, value.type_name());
     for (const auto& [key, unused] : value.items())
-      tg::check<tg::ValueError>(keys->second.count(key) > 0, "config: unknown key '{}.{}'", section, key);
+      tg::check<tg::ValueError>(keys->second.count(key) > 0, "config: unknown key '{}.{}'", section, tg::escape_bytes(key));
   }
   // j.value threw nlohmann's type_error for a name that is not a string, reported as "not valid JSON".
   tg::check<tg::ValueError>(!j.contains("name") || j["name"].is_string(), "config: 'name' must be a string, got {}",
@@ -205,6 +248,8 @@ void from_json(const nlohmann::json& j, Config& c) {
   read(j, "train", "clip_grad_norm", t.clip_grad_norm), read(j, "train", "val_fraction", t.val_fraction);
   read(j, "train", "keep_best", t.keep_best), read(j, "train", "min_freq", t.min_freq);
   read_optional(j, "train", "ensemble_data", t.ensemble_data);
+  read_optional(j, "train", "skip_malformed", t.skip_malformed);
+  read_stamp(j, "data", c.files.data), read_stamp(j, "lexicon", c.files.lexicon);
 }
 
 }  // namespace sentiment

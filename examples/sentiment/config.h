@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dataset.h"
+
 namespace sentiment {
 
 /// The classifier: token + learned position embeddings, a Transformer encoder, pooling, a Dense head.
@@ -63,20 +65,40 @@ struct TrainConfig {
   /// training on all but fold k and validated on fold k (the validation accuracy is then out-of-fold: each
   /// training sentence judged by the member that did not train on it). "folds" needs val_fraction 0.
   std::string ensemble_data = "shared";
+  /// Skip (and count) malformed data lines instead of stopping (`train --skip-malformed`); kept so that `eval`
+  /// and `train --resume` read the same file the same way.
+  bool skip_malformed = false;
+};
+
+/// The files a model was made from, as stamps (size and hash; empty when unknown, as in model directories
+/// written before they were kept): `eval` warns when its data file is not the training one, and loading a
+/// model refuses a lexicon.tsv that is not the one saved with it (a truncated copy, say).
+struct FileStamps {
+  FileStamp data;
+  FileStamp lexicon;  ///< of lexicon.tsv as Lexicon::save writes it; empty without a lexicon
 };
 
 struct Config {
   std::string name;
   ModelConfig model;
   TrainConfig train;
+  FileStamps files;  ///< set by training; not part of the recipe (a resume compares the data by its fingerprint)
 };
 
 /// The most epochs a TrainConfig may ask for: it keeps epochs × steps per epoch (the schedule's length) far
 /// from int64 overflow.
 inline constexpr int64_t kMaxEpochs = 1'000'000;
+/// The most parameters a model may have (4 GiB of f32 weights): a config.json asking for more is refused
+/// before anything is allocated.
+inline constexpr int64_t kMaxParameters = int64_t(1) << 30;
+
+/// The number of parameters (elements of all weights) of the Classifier of `m`, from the config alone,
+/// without building it; as a double, so that absurd sizes do not overflow.
+double parameter_count(const ModelConfig& m);
 
 /// ValueError naming the field ("model: max_len must be >= 1, got 0") for a model setting out of range or
-/// unknown; vocab_size is not checked (it comes from the vocabulary at training time). Checked before any
+/// unknown, and for a model of more than kMaxParameters; vocab_size is only bounded (it comes from the
+/// vocabulary at training time). Checked before any
 /// layer is built, so that the message names the config field, not the layer that would trip on it.
 void check_model_config(const ModelConfig& m);
 /// The same for the training recipe ("train: lr must be finite and >= 0, got -1").

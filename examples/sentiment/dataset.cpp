@@ -7,17 +7,16 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <numeric>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <unordered_map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "core/read_file.h"
 
 namespace sentiment {
 
@@ -87,7 +86,7 @@ class RecordReader {
     ++i;
     if (i < data_.size() && data_[i] != delim_ && data_[i] != '\n')
       fail(i, line_ + newlines, fmt::format("unexpected '{}' after closing quote (quotes inside a quoted field are "
-                                            "written \"\")", data_[i]));
+                                            "written \"\")", tg::escape_bytes(data_.substr(i, 1))));
     return i;
   }
 
@@ -122,17 +121,6 @@ struct Columns {
   size_t text = 0, label = 0;
   std::optional<size_t> source;
 };
-
-std::string read_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  tg::check<tg::ValueError>(fs::exists(path), "read_examples: '{}': no such file", path);
-  tg::check<tg::ValueError>(!fs::is_directory(path), "read_examples: '{}' is a directory, expected a file", path);
-  std::ifstream in(path, std::ios::binary);
-  tg::check<tg::ValueError>(in.good(), "read_examples: cannot open '{}'", path);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 // .tsv / .csv by extension (any case); otherwise a tab in the first line means TSV.
 Format detect_format(const std::string& path, const std::string& data) {
@@ -172,9 +160,10 @@ Columns read_header(RecordReader& reader, const std::string& path) {
     if (name == "source") slot = &cols.source;
     if (slot == nullptr) continue;  // extra columns are allowed and ignored
     tg::check<tg::ValueError>(!slot->has_value(), "read_examples: {}:{}: header: duplicate column '{}'", path, line,
-                              name);
+                              tg::escape_bytes(name));
     *slot = i;
   }
+  for (std::string& name : names) name = tg::escape_bytes(name);
   for (auto [col, name] : {std::pair{&text, "text"}, std::pair{&label, "label"}})
     tg::check<tg::ValueError>(col->has_value(), "read_examples: {}:{}: header: no '{}' column (header is '{}')", path,
                               line, name, fmt::join(names, "', '"));
@@ -188,7 +177,7 @@ int64_t parse_label(std::string_view field, int64_t num_classes, int64_t line) {
   int64_t label = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), label);
   if (s.empty() || ec != std::errc() || end != s.data() + s.size())
-    throw Malformed{line, fmt::format("label '{}' is not an integer", field)};
+    throw Malformed{line, fmt::format("label '{}' is not an integer", tg::escape_bytes(field))};
   if (label < 0 || label >= num_classes)
     throw Malformed{line, fmt::format("label {} is not in [0, {})", label, num_classes)};
   return label;
@@ -223,10 +212,20 @@ std::vector<size_t> shuffled_indices(size_t n, uint64_t seed) {
 
 }  // namespace
 
-std::vector<Example> read_examples(const std::string& path, const ReadOptions& options, int64_t* num_skipped) {
+FileStamp stamp_of(std::string_view bytes) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bits
+  for (char c : bytes) h = (h ^ uint8_t(c)) * 1099511628211ull;
+  return {int64_t(bytes.size()), fmt::format("{:016x}", h)};
+}
+
+std::string FileStamp::str() const { return fmt::format("{} bytes, FNV-1a {}", bytes, fnv1a64); }
+
+std::vector<Example> read_examples(const std::string& path, const ReadOptions& options, int64_t* num_skipped,
+                                   FileStamp* stamp) {
   tg::check<tg::ValueError>(options.num_classes >= 2, "read_examples: num_classes must be >= 2, got {}",
                             options.num_classes);
-  std::string data = read_file(path);
+  std::string data = tg::read_file(path, kMaxDataBytes, "read_examples");
+  if (stamp != nullptr) *stamp = stamp_of(data);
   Format format = detect_format(path, data);
   RecordReader reader(std::move(data), format);
   Columns cols = read_header(reader, path);

@@ -2,6 +2,7 @@
 // Labelled sentences for the sentiment example: reading TSV/CSV files and the train/test/validation splits.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,11 +21,26 @@ struct ReadOptions {
   bool skip_malformed = false;  // skip and count malformed rows instead of throwing
 };
 
+/// The most bytes read_examples reads from one file: 256 MiB (the bundled data is 0.2 MB).
+inline constexpr int64_t kMaxDataBytes = int64_t(1) << 28;
+
+/// A file's size and FNV-1a 64 hash (16 hex digits): which data file a model was trained on, and whether a
+/// saved lexicon is whole. Empty (0 bytes, no hash) when unknown.
+struct FileStamp {
+  int64_t bytes = 0;
+  std::string fnv1a64;
+  bool operator==(const FileStamp&) const = default;
+  /// "1234 bytes, FNV-1a 0123456789abcdef"
+  std::string str() const;
+};
+FileStamp stamp_of(std::string_view bytes);
+
 /// Reads a TSV (.tsv: tab-separated, no quoting) or CSV (.csv: comma, RFC 4180 quotes) file; other
 /// extensions are sniffed from the header (a tab means TSV). The header needs `text` and `label`, any
-/// order; `source` is optional, other columns are ignored. Throws ValueError naming file:line and problem.
+/// order; `source` is optional, other columns are ignored. Throws ValueError naming file:line and problem, and
+/// naming the file when it cannot be read or is larger than kMaxDataBytes. `stamp` receives the file's stamp.
 std::vector<Example> read_examples(const std::string& path, const ReadOptions& options = {},
-                                   int64_t* num_skipped = nullptr);
+                                   int64_t* num_skipped = nullptr, FileStamp* stamp = nullptr);
 
 /// The reference train/test split.
 struct Split {

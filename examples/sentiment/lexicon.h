@@ -15,11 +15,18 @@ namespace sentiment {
 /// Word -> valence, an integer in [-5, 5] (AFINN's scale: -5 very negative, +5 very positive).
 class Lexicon {
  public:
+  /// The most bytes load() reads: 64 MiB (AFINN-165 is 30 KB).
+  static constexpr int64_t kMaxBytes = int64_t(1) << 26;
   /// Reads `word<TAB>valence` lines (data/lexicon.py writes them): each word one token of tokenize(), each
-  /// valence an integer in [-5, 5], no word twice. ValueError naming the file and line otherwise, and for a
-  /// file that cannot be read or holds no entry.
+  /// valence an integer in [-5, 5], no word twice. ValueError naming the file and line otherwise, and naming
+  /// the file when it cannot be read (missing, a directory, no permission), is larger than kMaxBytes or
+  /// holds no entry.
   static Lexicon load(const std::string& path);
-  /// Writes the entries as load() reads them, sorted by word. ValueError when the file cannot be written.
+  /// load() on the file's bytes; `path` names it in the errors.
+  static Lexicon parse(const std::string& text, const std::string& path);
+  /// The entries as load() reads them, sorted by word: what save() writes.
+  std::string text() const;
+  /// Writes text() atomically (tg::write_file_atomic). tg::Error naming the file when a write fails.
   void save(const std::string& path) const;
 
   /// The valence of `word`, or nothing when it is not in the lexicon.

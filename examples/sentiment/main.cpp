@@ -3,13 +3,14 @@
 #include <CLI/CLI.hpp>
 
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "checkpoint.h"
 #include "export_onnx.h"
+#include "files.h"
 #include "train.h"
 
 using namespace sentiment;
@@ -27,15 +28,7 @@ void check_binary(const Config& config, const std::string& where) {
 }
 
 Config load_config(const std::string& name_or_path) {
-  if (!fs::exists(name_or_path)) return config_by_name(name_or_path);
-  tg::check<tg::ValueError>(!fs::is_directory(name_or_path), "config '{}' is a directory, expected a JSON file",
-                            name_or_path);
-  std::ifstream in(name_or_path);
-  try {
-    return nlohmann::json::parse(in).get<Config>();
-  } catch (const nlohmann::json::exception& e) {
-    throw tg::ValueError(fmt::format("config file '{}' is not valid JSON: {}", name_or_path, e.what()));
-  }
+  return examples::load_config<Config>(name_or_path, config_by_name);
 }
 
 // The BLAS line every run starts with; warns when OpenBLAS picked a slow generic core, and refuses a
@@ -81,13 +74,14 @@ int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed)
   print_blas();
   Config config = load_config(in.config);
   defaults_from_checkpoint(o, in, config);
+  if (skip_malformed) config.train.skip_malformed = true;  // else the config's (a resumed run's: its checkpoint's)
   o.seed = in.seed;
   const std::string& data = in.data;
   check_binary(config, "config '" + config.name + "'");
   if (epochs > 0) config.train.epochs = epochs;
   check_config(config);  // before the data is read
-  Data d = prepare_data(data, config, o.seed, {.skip_malformed = skip_malformed}, in.lexicon);
-  if (skip_malformed) fmt::print("data {}: skipped {} malformed lines\n", data, d.num_skipped);
+  Data d = prepare_data(data, config, o.seed, {.skip_malformed = config.train.skip_malformed}, in.lexicon);
+  if (config.train.skip_malformed) fmt::print("data {}: skipped {} malformed lines\n", data, d.num_skipped);
   fmt::print("data {}: {} training, {} validation, {} test sentences; vocabulary {} tokens\n", data, d.train.size(),
              d.val.size(), d.test.size(), d.vocab.size());
   if (config.model.lexicon_weight > 0) fmt::print("lexicon {}: {} words\n", in.lexicon, d.lexicon.size());
@@ -117,16 +111,16 @@ std::vector<Encoded> encode_for(const LoadedModel& m, const std::vector<Example>
 void write_logits(Classifier& model, const std::vector<Encoded>& data, const std::string& path) {
   tg::NoGradGuard no_grad;
   model.eval();
-  std::ofstream f(path);
+  std::string text;
   for (const Batch& b : make_batches(data, 128, false, nullptr)) {
     tg::Tensor logits = model.forward(b.tokens, b.pad_mask, b.subwords).value();  // (B, C)
     std::vector<float> v = logits.to_vector<float>();
     for (int64_t r = 0; r < logits.size(0); ++r) {
       auto row = v.begin() + r * logits.size(1);
-      f << fmt::format("{:.9g}\n", fmt::join(row, row + logits.size(1), " "));
+      text += fmt::format("{:.9g}\n", fmt::join(row, row + logits.size(1), " "));
     }
   }
-  tg::check<tg::Error>(bool(f), "eval: cannot write {}", path);
+  tg::write_file_atomic(path, {text}, "eval");
 }
 
 // The data `eval` reads when --data is not given: the file the model was trained on, as its checkpoint records
@@ -149,7 +143,14 @@ int run_eval(const std::string& dir, std::string data, bool data_given, const st
   LoadedModel m = load_model(dir);
   if (!data_given) data = trained_data(dir, data);
   check_binary(m.config, "model '" + dir + "'");
-  Split split = split_reference(read_examples(data));
+  FileStamp stamp;
+  int64_t skipped = 0;
+  Split split = split_reference(read_examples(data, {.skip_malformed = m.config.train.skip_malformed}, &skipped, &stamp));
+  if (m.config.train.skip_malformed) fmt::print("data {}: skipped {} malformed lines, as training did\n", data, skipped);
+  const FileStamp& trained = m.config.files.data;
+  if (trained != FileStamp{} && stamp != trained)  // unknown for models from before it was kept
+    fmt::print(stderr, "warning: {} is not the file the model was trained on ({} here, {} in training): its test "
+               "split may overlap the training data\n", data, stamp.str(), trained.str());
   std::vector<Encoded> test = encode_for(m, split.test);
   std::vector<int64_t> truth;
   tg::check<tg::ValueError>(!test.empty(), "eval: '{}' holds no test sentences (the test split is every 5th "
@@ -165,11 +166,13 @@ int run_eval(const std::string& dir, std::string data, bool data_given, const st
 }
 
 std::vector<std::string> texts_or_stdin(std::vector<std::string> texts) {
-  if (texts.empty())
-    for (std::string line; std::getline(std::cin, line);) {
+  if (texts.empty()) {
+    std::istringstream in(tg::read_file("/dev/stdin", kMaxDataBytes, "predict"));  // bounded: stdin may never end
+    for (std::string line; std::getline(in, line);) {
       if (line.ends_with('\r')) line.pop_back();  // a CRLF file: the CR is not part of the sentence
       texts.push_back(line);
     }
+  }
   for (size_t i = 0; i < texts.size(); ++i)  // numbered, so that a blank line in a long stdin can be found
     tg::check<tg::ValueError>(texts[i].find_first_not_of(" \t\r\n") != std::string::npos,
                               "predict: sentence {} of {} is empty", i + 1, texts.size());
@@ -215,10 +218,8 @@ int run_attend(const std::string& dir, const std::string& text, const std::strin
     weights.push_back(w.value().select(0, 0));
   std::vector<double> p = tg::softmax(m.model->forward(b.tokens, b.pad_mask, b.subwords).value(), 1).to_vector<double>();
   std::string title = fmt::format("\"{}\" -> {} ({:.3f})", text, p[1] > p[0] ? "positive" : "negative", std::max(p[0], p[1]));
-  std::ofstream f(out);
   const int64_t networks = m.model->num_members();
-  f << attention_svg(shown, weights, title, networks);
-  tg::check<tg::Error>(bool(f), "attend: cannot write {}", out);
+  tg::write_file_atomic(out, {attention_svg(shown, weights, title, networks)}, "attend");
   fmt::print("attention of {}{} layers x {} heads over {} tokens{} written to {}\n",
              networks > 1 ? fmt::format("{} networks x ", networks) : "", int64_t(weights.size()) / networks,
              weights.empty() ? 0 : weights[0].size(0), shown.size(),
@@ -311,7 +312,7 @@ int main(int argc, char** argv) {
                   "is allowed, as torch.set_num_threads allows it, with a warning)", tg::kMaxThreads))
         ->check(whole_number(1));
   CLI11_PARSE(app, argc, argv);
-  try {
+  return examples::run_checked([&] {
     if (threads > 0) set_threads(threads);
     if (*train) {
       topt.out_dir = resume_dir.empty() ? out : resume_dir, topt.resume = !resume_dir.empty();
@@ -325,8 +326,5 @@ int main(int argc, char** argv) {
     if (*blas) return run_blas(suggest);
     if (*export_onnx) return run_export(export_args);
     return run_attend(model, texts.at(0), svg);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
-  }
+  });
 }

@@ -3,11 +3,13 @@
 #include "text.h"
 
 #include <algorithm>
-#include <fstream>
+#include <sstream>
 #include <map>
 #include <utility>
 
 #include "core/error.h"
+#include "core/atomic_file.h"
+#include "core/read_file.h"
 
 namespace sentiment {
 
@@ -94,16 +96,13 @@ int64_t Vocab::id(const std::string& token) const {
 }
 
 void Vocab::save(const std::string& path) const {
-  std::ofstream out(path, std::ios::binary);
-  tg::check<tg::ValueError>(out.good(), "Vocab::save: cannot open '{}' for writing", path);
-  for (const auto& token : tokens_) out << token << '\n';
-  out.close();
-  tg::check<tg::ValueError>(!out.fail(), "Vocab::save: failed writing '{}'", path);
+  std::string text;
+  for (const auto& token : tokens_) text += token + '\n';
+  tg::write_file_atomic(path, {text}, "Vocab::save");
 }
 
 Vocab Vocab::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  tg::check<tg::ValueError>(in.good(), "Vocab::load: cannot open '{}'", path);
+  std::istringstream in(tg::read_file(path, kMaxBytes, "Vocab::load"));
   Vocab vocab;
   vocab.tokens_.clear();
   vocab.ids_.clear();
@@ -115,11 +114,11 @@ Vocab Vocab::load(const std::string& path) {
     if (!line.empty() && line.back() == '\r') line.pop_back();  // tolerate CRLF files
     if (lineno <= 2)
       tg::check<tg::ValueError>(line == expected[lineno - 1], "Vocab::load: {}:{}: expected '{}', got '{}'", path,
-                                lineno, expected[lineno - 1], line);
+                                lineno, expected[lineno - 1], tg::escape_bytes(line));
     tg::check<tg::ValueError>(!line.empty(), "Vocab::load: {}:{}: empty token", path, lineno);
     auto it = vocab.ids_.find(line);
     tg::check<tg::ValueError>(it == vocab.ids_.end(), "Vocab::load: {}:{}: duplicate token '{}' (first on line {})",
-                              path, lineno, line, it == vocab.ids_.end() ? 0 : it->second + 1);
+                              path, lineno, tg::escape_bytes(line), it == vocab.ids_.end() ? 0 : it->second + 1);
     vocab.add(line);
   }
   tg::check<tg::ValueError>(lineno > 0, "Vocab::load: {}:1: empty file, expected '{}' and '{}'", path, kPadToken,

@@ -28,10 +28,13 @@ class Vocab {
   Vocab();
   /// Counts tokens over tokenized training sentences; throws ValueError for min_freq < 1 or max_size 1.
   static Vocab build(const std::vector<std::vector<std::string>>& sentences, const VocabOptions& options = {});
+  /// The most bytes load() reads: 256 MiB.
+  static constexpr int64_t kMaxBytes = int64_t(1) << 28;
   /// Reads a file written by save(): one token per line, <pad> and <unk> first, no duplicates or blanks.
-  /// Throws ValueError naming the file and line.
+  /// Throws ValueError naming the file and line, or the file when it cannot be read or exceeds kMaxBytes.
   static Vocab load(const std::string& path);
-  /// Writes one token per line, in id order.
+  /// Writes one token per line, in id order, atomically (tg::write_file_atomic); tg::Error naming the file
+  /// when a write fails.
   void save(const std::string& path) const;
 
   /// Ids of `tokens`, unknown ones as kUnk, truncated to max_len (0 = no limit). Does not pad.

@@ -6,10 +6,10 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <numbers>
 
 #include "checkpoint.h"
+#include "files.h"
 
 namespace sentiment {
 namespace fs = std::filesystem;
@@ -26,7 +26,8 @@ std::string default_lexicon_path() { return SENTIMENT_DEFAULT_LEXICON; }
 Data prepare_data(const std::string& path, const Config& config, uint64_t seed, const ReadOptions& read_options,
                   const std::string& lexicon_path) {
   int64_t num_skipped = 0;
-  Split split = split_reference(read_examples(path, read_options, &num_skipped));
+  FileStamp file;
+  Split split = split_reference(read_examples(path, read_options, &num_skipped, &file));
   std::vector<Example> train = split.train, val;
   if (config.train.val_fraction > 0) std::tie(train, val) = split_validation(split.train, config.train.val_fraction, seed);
   std::vector<std::vector<std::string>> tokenized;
@@ -40,6 +41,7 @@ Data prepare_data(const std::string& path, const Config& config, uint64_t seed, 
   d.test = encode_all(split.test, d.vocab, L, buckets, lex, w);
   d.num_skipped = num_skipped;
   d.path = fs::absolute(path).string();
+  d.file = file;
   return d;
 }
 
@@ -90,9 +92,9 @@ double accuracy(Classifier& model, const std::vector<Encoded>& data) {
 // FNV-1a over the vocabulary and the encoded splits (ids, labels, sub-word buckets): equal for the same data
 // file, split and vocabulary options, different (with near certainty) otherwise.
 std::string data_fingerprint(const Data& d) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](uint64_t v) {
-    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ull;
+  std::string bytes;  // every value as 8 little-endian bytes
+  auto mix = [&bytes](uint64_t v) {
+    for (int i = 0; i < 8; ++i) bytes += char((v >> (8 * i)) & 0xff);
   };
   for (int64_t id = 0; id < d.vocab.size(); ++id)
     for (char ch : d.vocab.token(id) + '\n') mix(uint8_t(ch));
@@ -105,13 +107,7 @@ std::string data_fingerprint(const Data& d) {
         for (int64_t id : g) mix(uint64_t(id));
     }
   }
-  return fmt::format("{:016x}", h);
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  tg::check<tg::Error>(bool(out), "cannot write {}", path.string());
+  return stamp_of(bytes).fnv1a64;
 }
 
 }  // namespace
@@ -212,7 +208,7 @@ void check_resumable(const Run& r, const Checkpoint& c) {
   tg::check<tg::ValueError>(c.seed == r.options.seed, "resume: {} was trained with seed {}, not {}", r.checkpoint_path,
                             c.seed, r.options.seed);
   nlohmann::json here = r.config, there = c.config;
-  for (nlohmann::json* j : {&here, &there}) (*j)["train"].erase("epochs"), (*j)["model"].erase("vocab_size");
+  for (nlohmann::json* j : {&here, &there}) (*j)["train"].erase("epochs"), (*j)["model"].erase("vocab_size"), j->erase("files");
   if (here != there) {
     const nlohmann::json diff = nlohmann::json::diff(there, here);
     std::string shown;
@@ -336,8 +332,16 @@ void on_nonfinite(Run& r, const std::string& what) {
                what, rollbacks, o.max_rollbacks, r.epoch, scale);
 }
 
+// metrics.jsonl: one line per epoch of r.log, the whole file replaced atomically after each epoch (a resume
+// drops the lines past its checkpoint; a full disk is an error, never a short log).
+void write_metrics(const Run& r) {
+  std::string lines;
+  for (const EpochLog& e : r.log) lines += epoch_json(e).dump() + "\n";
+  tg::write_file_atomic((fs::path(r.options.out_dir) / "metrics.jsonl").string(), {lines}, "train");
+}
+
 // Validation, keep-best, checkpoint, metrics line and summary of a completed epoch.
-void finish_epoch(Run& r, EpochLog e, std::ofstream& metrics) {
+void finish_epoch(Run& r, EpochLog e) {
   e.val_accuracy = validation_accuracy(r);
   r.log.push_back(e);
   r.epoch = e.epoch;
@@ -346,7 +350,7 @@ void finish_epoch(Run& r, EpochLog e, std::ofstream& metrics) {
     for (const auto& [name, t] : r.model.state_dict()) r.best_model[name] = t.clone();
   }
   save_checkpoint(r.checkpoint_path, snapshot(r));
-  metrics << epoch_json(e) << "\n" << std::flush;
+  write_metrics(r);
   if (r.options.verbose)
     fmt::print("epoch {:>2}/{}  loss {:.4f}  train acc {:.3f}  val acc {}  {:.1f}s  {:.0f} sent/s\n", e.epoch,
                r.config.train.epochs, e.train_loss, e.train_accuracy,
@@ -371,8 +375,9 @@ TrainResult finish(Run& r) {
   r.model.save((out / "model.safetensors").string());
   r.data.vocab.save((out / "vocab.txt").string());
   if (r.config.model.lexicon_weight > 0) r.data.lexicon.save((out / "lexicon.tsv").string());
-  write_text(out / "config.json", nlohmann::json(r.config).dump(2) + "\n");
-  write_text(out / "learning_curve.svg", learning_curve_svg(r.log, "sentiment: " + r.config.name));
+  tg::write_file_atomic((out / "config.json").string(), {nlohmann::json(r.config).dump(2) + "\n"}, "train");
+  tg::write_file_atomic((out / "learning_curve.svg").string(), {learning_curve_svg(r.log, "sentiment: " + r.config.name)},
+                        "train");
   std::vector<int64_t> truth;
   for (const Encoded& e : r.data.test) truth.push_back(e.label);
   return {r.log, compute_metrics(predict_labels(r.model, r.data.test), truth, r.config.model.num_classes),
@@ -405,6 +410,7 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
   }
   tg::manual_seed(options.seed);
   config.model.vocab_size = data.vocab.size();
+  config.files = {data.file, config.model.lexicon_weight > 0 ? stamp_of(data.lexicon.text()) : FileStamp{}};
   tg::AnomalyGuard anomaly(options.detect_anomaly || tg::anomaly_mode_enabled());
   if (options.resume) resume_checkpoint(options.out_dir);  // before creating out_dir (it may be a file)
   Run r(config, data, options);
@@ -415,8 +421,7 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
                                 e.code().message()));
   }
   start(r);
-  std::ofstream metrics(fs::path(options.out_dir) / "metrics.jsonl");  // rewritten: a resume drops lines past its checkpoint
-  for (const EpochLog& e : r.log) metrics << epoch_json(e) << "\n";
+  write_metrics(r);
   Progress progress(config.train.epochs, r.per_epoch);
   while (r.epoch < config.train.epochs) {
     EpochLog e;
@@ -425,46 +430,76 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
       on_nonfinite(r, bad);
       continue;
     }
-    finish_epoch(r, e, metrics);
+    finish_epoch(r, e);
     if (options.on_epoch_end && !options.on_epoch_end(r.log.back())) break;
   }
   return finish(r);
 }
+
+namespace {
+
+// lexicon.tsv, refused unless it is the file saved with the model (config.json's files.lexicon; not checked for
+// models from before it was kept).
+Lexicon load_lexicon(const fs::path& d, const std::string& dir, const FileStamp& saved) {
+  tg::check<tg::ValueError>(fs::exists(d / "lexicon.tsv"), "model directory '{}' has no lexicon.tsv, which its "
+                            "config.json asks for (model.lexicon_weight)", dir);
+  const std::string path = (d / "lexicon.tsv").string();
+  const std::string text = tg::read_file(path, Lexicon::kMaxBytes, "load_model");
+  const FileStamp here = stamp_of(text);
+  tg::check<tg::ValueError>(saved == FileStamp{} || here == saved, "model directory '{}': lexicon.tsv is not the one "
+                            "saved with the model (truncated or replaced?): {} here, {} in config.json", dir, here.str(),
+                            saved.str());
+  return Lexicon::parse(text, path);
+}
+
+// model.safetensors, read and checked against the config before the model is built: a config of absurd sizes
+// (num_layers 1000 with two layers' weights) allocates nothing. The file may hold f64 weights, hence 8 bytes each.
+tg::Safetensors load_weights(const fs::path& d, const std::string& dir, const ModelConfig& c) {
+  const int64_t expected = int64_t(parameter_count(c));  // <= kMaxParameters: check_model_config passed
+  tg::Safetensors file;
+  try {
+    file = tg::load_safetensors((d / "model.safetensors").string(), expected * 8 + (int64_t(1) << 20));
+  } catch (const tg::Error& e) {
+    throw tg::ValueError(fmt::format("model directory '{}': cannot load model.safetensors: {}", dir, e.what()));
+  }
+  int64_t held = 0;
+  for (const auto& [name, t] : file.tensors) held += t.numel();
+  tg::check<tg::ValueError>(held == expected, "model directory '{}': model.safetensors holds {} parameters, but the "
+                            "model of config.json has {} (d_model {}, num_layers {}, dim_feedforward {}, ensemble {})",
+                            dir, held, expected, c.d_model, c.num_layers, c.dim_feedforward, c.ensemble);
+  return file;
+}
+
+}  // namespace
 
 LoadedModel load_model(const std::string& dir) {
   const fs::path d(dir);
   for (const char* f : {"config.json", "vocab.txt", "model.safetensors"}) {
     tg::check<tg::ValueError>(fs::exists(d / f), "model directory '{}' has no {} (train one with `sentiment train "
                               "--out {}`)", dir, f, dir);
-    // A directory opens as a stream that fails on the first read ("basic_filebuf::underflow error").
     tg::check<tg::ValueError>(!fs::is_directory(d / f), "model directory '{}': {} is a directory, expected a file",
                               dir, f);
   }
   LoadedModel m;
   try {
-    std::ifstream in(d / "config.json");
-    m.config = nlohmann::json::parse(in).get<Config>();
+    const std::string text = tg::read_file((d / "config.json").string(), examples::kMaxConfigBytes, "load_model");
+    m.config = nlohmann::json::parse(text).get<Config>();
+    check_model_config(m.config.model);
   } catch (const nlohmann::json::exception& e) {
-    throw tg::ValueError(fmt::format("model directory '{}': config.json is not valid JSON: {}", dir, e.what()));
-  } catch (const tg::ValueError& e) {  // valid JSON, but a field is missing or mistyped
+    throw tg::ValueError(fmt::format("model directory '{}': config.json is not valid JSON: {}", dir,
+                                     tg::escape_bytes(e.what())));
+  } catch (const tg::ValueError& e) {  // unreadable, or valid JSON with a field missing, mistyped or out of range
     throw tg::ValueError(fmt::format("model directory '{}': config.json: {}", dir, e.what()));
   }
   m.vocab = Vocab::load((d / "vocab.txt").string());
   tg::check<tg::ValueError>(m.vocab.size() == m.config.model.vocab_size,
                             "model directory '{}': vocab.txt has {} tokens but config.json says {}", dir, m.vocab.size(),
                             m.config.model.vocab_size);
-  if (m.config.model.lexicon_weight > 0) {
-    tg::check<tg::ValueError>(fs::is_regular_file(d / "lexicon.tsv"), "model directory '{}' has no lexicon.tsv, which "
-                              "its config.json asks for (model.lexicon_weight)", dir);
-    m.lexicon = Lexicon::load((d / "lexicon.tsv").string());
-  }
-  try {
-    m.model = std::make_unique<Classifier>(m.config.model);
-  } catch (const tg::Error& e) {
-    throw tg::ValueError(fmt::format("model directory '{}': config.json: {}", dir, e.what()));
-  }
+  if (m.config.model.lexicon_weight > 0) m.lexicon = load_lexicon(d, dir, m.config.files.lexicon);
+  const tg::Safetensors weights = load_weights(d, dir, m.config.model);
+  m.model = std::make_unique<Classifier>(m.config.model);
   try {  // the layer's errors name the tensor and both shapes, but not the file
-    m.model->load((d / "model.safetensors").string());
+    m.model->load_state_dict(weights.tensors, true);
   } catch (const tg::Error& e) {
     throw tg::ValueError(fmt::format("model directory '{}': cannot load model.safetensors: {}", dir, e.what()));
   }

@@ -20,6 +20,7 @@ struct Data {
   std::vector<Encoded> train, val, test;
   int64_t num_skipped = 0;  // malformed lines skipped (ReadOptions::skip_malformed)
   std::string path;         // the file read, made absolute (prepare_data); kept in the checkpoint for --resume
+  FileStamp file;           // its size and hash, kept in config.json (files.data) for eval's warning
   Lexicon lexicon;          // with config.model.lexicon_weight > 0, the one the sub-word bags were made with; else empty
 };
 
@@ -74,7 +75,8 @@ std::string resume_checkpoint(const std::string& out_dir);
 /// learning_curve.svg, and checkpoint.safetensors after every epoch (and before the first). Deterministic
 /// per seed: a resumed run ends with the same weights and metrics as an uninterrupted one. ValueError for
 /// a bad option, a config check_config refuses (naming the field), no training or no test sentences, or
-/// ensemble_data "folds" with validation sentences or with fewer training sentences than folds; tg::Error for a NaN/inf step (see OnNonFinite) or a failed write.
+/// ensemble_data "folds" with validation sentences or with fewer training sentences than folds; tg::Error for a
+/// NaN/inf step (see OnNonFinite) or a failed write (each file is written atomically: tg::write_file_atomic).
 TrainResult train(Config config, const Data& data, const TrainOptions& options);
 /// The same with default options.
 inline TrainResult train(Config config, const Data& data, const std::string& out_dir, uint64_t seed,
@@ -93,7 +95,9 @@ struct LoadedModel {
   std::unique_ptr<Classifier> model;
 };
 /// Throws tg::Error naming the directory and the problem: missing files, a corrupt or foreign config,
-/// a vocabulary that does not match the config, weights of another configuration or holding NaN or inf.
+/// a vocabulary that does not match the config, a lexicon.tsv that is not the one saved with the model
+/// (config.json's files.lexicon), weights of another configuration (checked against the config before
+/// the model is built, so a config of absurd sizes allocates nothing) or holding NaN or inf.
 LoadedModel load_model(const std::string& dir);
 
 }  // namespace sentiment

@@ -63,8 +63,10 @@ sed '1s/,[0-9]$/,12/' small/test.csv >label.csv
 expect 1 "error: digits: label.csv:1: label 12 is outside 0..9" eval --model run --csv label.csv
 sed '4s/^0,/x,/' small/test.csv >text.csv
 expect 1 "error: digits: text.csv:4: value 1 is not a whole number: 'x'" predict --model run text.csv
+printf '1,\0\001\377,3\n' >binary.csv  # a value of binary bytes is quoted escaped, in full (a NUL cut it short)
+expect 1 "error: digits: binary.csv:1: value 2 is not a whole number: '\\x00\\x01\\xFF'" predict --model run binary.csv
 expect 1 "error: digits: pixels.csv:1: 64 values, expected 65 (64 pixels and a label)" eval --model run --csv pixels.csv
-expect 1 "error: digits: cannot read 'missing.csv': no such file" predict --model run missing.csv
+expect 1 "error: digits: cannot open 'missing.csv': No such file or directory" predict --model run missing.csv
 : >empty.csv
 expect 1 "error: digits: 'empty.csv' holds no images" predict --model run empty.csv
 expect 1 "error: digits: data directory 'nodata' does not exist" train --data nodata --config tiny --out bad
@@ -101,4 +103,34 @@ mkdir -p drawn/misclassified.svg/inside
 expect 1 "error: digits: cannot write drawn/misclassified.svg" eval --model run --draw drawn
 expect 1 "error: train: cannot create the output directory 'pixels.csv/sub'" train --data small --config tiny \
   --out pixels.csv/sub
-echo "digits CLI: train, resume, eval, predict and bad inputs OK"
+
+# Files and streams (issue 28): every write checked, stdout too, and none half done; every read bounded.
+set +e; "$bin" --threads 1 predict --model run small/test.csv >/dev/full 2>err.txt; got=$?; set -e
+[[ $got == 1 ]] || fail "predict >/dev/full: exit status $got, expected 1"
+grep -qF "error: cannot write to stdout: No space left on device" err.txt || fail "predict >/dev/full: no message"
+for f in config.json metrics.csv learning_curve.svg filters.svg; do
+  mkdir -p "full_$f" && ln -s /dev/full "full_$f/$f"
+  expect 1 "full_$f/$f: write failed: No space left on device" train --data small --config tiny --epochs 1 \
+    --out "full_$f"
+done
+mkdir -p fulldraw && ln -s /dev/full fulldraw/misclassified.svg
+expect 1 "error: digits: cannot write fulldraw/misclassified.svg: write failed: No space left on device" \
+  eval --model run --draw fulldraw
+limit=67108864
+expect 1 "error: digits: '/dev/zero' is larger than the limit of $limit bytes" predict --model run /dev/zero
+expect 1 "error: digits: '/dev/urandom' is larger than the limit of $limit bytes" eval --model run --csv /dev/urandom
+truncate -s 100M huge.csv
+expect 1 "error: digits: 'huge.csv' is larger than the limit of $limit bytes" predict --model run huge.csv
+cp -r small zero && ln -sf /dev/zero zero/valid.csv
+expect 1 "error: digits: 'zero/valid.csv' is larger than the limit of $limit bytes" train --data zero --out bad
+expect 1 "error: config: '/dev/zero' is larger than the limit of 1048576 bytes" train --data small --config /dev/zero
+expect 1 "error: config 'nothere.json': no such file" train --data small --config nothere.json
+cp -r run big && truncate -s 2M big/config.json
+expect 1 "error: model directory 'big': 'big/config.json' is larger than the limit of 1048576 bytes" eval --model big
+# Sizes in a config.json are bounded before anything is allocated, a model directory's too.
+printf '{"model": {"channels1": 100000}}\n' >wide.json
+expect 1 "error: model: channels1 and channels2 must be in [1, 1024], got 100000 and" train --data small \
+  --config wide.json --out bad
+cp -r run huge && sed -i 's/"channels2": 8/"channels2": 100000/' huge/config.json
+expect 1 "error: model: channels1 and channels2 must be in [1, 1024], got 4 and 100000" predict --model huge pixels.csv
+echo "digits CLI: train, resume, eval, predict, bad inputs, files and streams OK"

@@ -82,4 +82,37 @@ expect 1 "error: model directory 'nowhere' does not exist or is not a directory"
 expect 1 "error: unknown config 'big'" train --data corpus.txt --config big --out bad
 echo '{"model": {"width": 3}}' >width.json
 expect 1 "error: config: unknown key 'model.width'" train --data corpus.txt --config width.json --out bad
-echo "gpt CLI: train, resume, sample, eval and bad input OK"
+
+# Files and streams (issue 28): every write checked, stdout too, and none half done; every read bounded.
+set +e; "$bin" --threads 1 sample --model full --prompt "the" --tokens 5 >/dev/full 2>err.txt; got=$?; set -e
+[[ $got == 1 ]] || fail "sample >/dev/full: exit status $got, expected 1"
+grep -qF "error: cannot write to stdout: No space left on device" err.txt || fail "sample >/dev/full: no message"
+expect 1 "error: gpt: cannot write /dev/full: write failed: No space left on device" eval --model full --logits /dev/full
+for f in config.json vocab.json metrics.jsonl learning_curve.svg; do
+  mkdir -p "full_$f" && ln -s /dev/full "full_$f/$f"
+  expect 1 "full_$f/$f: write failed: No space left on device" train --data corpus.txt --config tiny.json --out "full_$f"
+done
+limit=67108864
+expect 1 "error: corpus: '/dev/zero' is larger than the limit of $limit bytes" train --data /dev/zero --splits splits.txt \
+  --config tiny.json --out bad
+expect 1 "error: corpus: '/dev/urandom' is larger than the limit of $limit bytes" train --data /dev/urandom \
+  --splits splits.txt --config tiny.json --out bad
+truncate -s 100M huge.txt
+expect 1 "error: corpus: 'huge.txt' is larger than the limit of $limit bytes" train --data huge.txt --splits splits.txt \
+  --config tiny.json --out bad
+expect 1 "error: splits file: '/dev/zero' is larger than the limit of 16777216 bytes" train --data corpus.txt \
+  --splits /dev/zero --config tiny.json --out bad
+expect 1 "error: config: '/dev/zero' is larger than the limit of 1048576 bytes" train --data corpus.txt --config /dev/zero
+expect 1 "error: config 'nothere.json': no such file" train --data corpus.txt --config nothere.json
+cp -r full big && truncate -s 2M big/config.json
+expect 1 "error: model directory 'big': 'big/config.json' is larger than the limit of 1048576 bytes" sample --model big
+# Sizes in a config.json are bounded before anything is allocated, a model directory's too.
+sed 's/"num_layers": 1,/"num_layers": 100000,/' tiny.json >deep.json
+expect 1 "error: model: num_layers must be in [1, 1024], got 100000" train --data corpus.txt --config deep.json --out bad
+sed 's/"d_model": 16,/"d_model": 65536,/; s/"num_heads": 2,/"num_heads": 1,/' tiny.json >wide.json
+expect 1 "error: model: up to 1.72e+10 weights, more than the 1073741824 allowed" train --data corpus.txt \
+  --config wide.json --out bad
+cp -r full deep && sed -i 's/"num_layers": 1\b/"num_layers": 100000/' deep/config.json
+grep -qF '"num_layers": 100000' deep/config.json || fail "deep/config.json was not changed"
+expect 1 "error: model directory 'deep': model: num_layers must be in [1, 1024], got 100000" sample --model deep
+echo "gpt CLI: train, resume, sample, eval, bad input, files and streams OK"

@@ -64,6 +64,8 @@ TEST_CASE("load_model: an unknown type, at the top or inside a container, names 
   check_load_error<ValueError>(file, "Conv1d, Conv2d, ConvTranspose2d, Decoder, DecoderLayer, Dense");
   write_model(file, R"({"type": "Sequential", "options": {"layers": [["0", {"type": "Conv9d", "options": {}}]]}})");
   check_load_error<ValueError>(file, "unknown layer type 'Conv9d'");
+  write_model(file, R"({"type": "Conv\u0000\u00ff", "options": {}})");  // quoted escaped and in full
+  check_load_error<ValueError>(file, "unknown layer type 'Conv\\x00\xc3\xbf' (known: ");
 }
 
 TEST_CASE("load_model: another format version, or none, names both") {
@@ -72,6 +74,8 @@ TEST_CASE("load_model: another format version, or none, names both") {
   check_load_error<ValueError>(file, "architecture format version '2' vs this library's '1'");
   write_model(file, R"({"type": "ReLU", "options": {}})", {}, "");
   check_load_error<ValueError>(file, "architecture format version '' vs this library's '1'");
+  write_model(file, R"({"type": "ReLU", "options": {}})", {}, std::string("1\0\x01", 3));
+  check_load_error<ValueError>(file, "architecture format version '1\\x00\\x01' vs this library's '1'");
 }
 
 TEST_CASE("load_model: a weights-only file from Layer::save says so") {

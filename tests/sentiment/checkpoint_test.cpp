@@ -1,17 +1,17 @@
 // Checkpoints: a save/load round trip is bit-exact, a foreign file is refused, and a save that fails
 // half-way (a real write error: the file size limit, EFBIG) leaves the previous checkpoint intact.
 #include <doctest/doctest.h>
-#include <sys/resource.h>
 
-#include <csignal>
 #include <filesystem>
 #include <string>
 
 #include "checkpoint.h"
+#include "file_size_limit.h"
 #include "temp_dir.h"
 
 using namespace sentiment;
 using sentiment_test::TempDir;
+using tg_test::with_file_size_limit;
 namespace fs = std::filesystem;
 
 namespace {
@@ -33,25 +33,6 @@ Checkpoint sample_checkpoint(int64_t epoch, float weight) {
   c.best_model = {{"w", tg::full({64, 64}, weight * 2)}};
   c.log = {{1, 0.6931471805599453, 0.5, NAN, 1e-3 / 3, 0.25, 384}};
   return c;
-}
-
-// Runs `f` with the process's file size limit set to `bytes` and SIGXFSZ ignored, so that a write past
-// the limit fails with EFBIG instead of killing the process; restores both afterwards.
-template <class F>
-void with_file_size_limit(rlim_t bytes, F f) {
-  rlimit old{};
-  REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
-  rlimit limited = old;
-  limited.rlim_cur = bytes;
-  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
-  REQUIRE(setrlimit(RLIMIT_FSIZE, &limited) == 0);
-  try {
-    f();
-  } catch (...) {
-    setrlimit(RLIMIT_FSIZE, &old), std::signal(SIGXFSZ, old_handler);
-    throw;
-  }
-  setrlimit(RLIMIT_FSIZE, &old), std::signal(SIGXFSZ, old_handler);
 }
 
 }  // namespace

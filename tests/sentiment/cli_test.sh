@@ -58,7 +58,7 @@ sed 's/"val_fraction": 0.2/"val_fraction": -0.5/' tiny.json >val.json
 expect 1 "error: train: val_fraction must be in [0, 1), got -0.5" train --data data.tsv --config val.json --out bad
 # Model fields are checked with the config, naming the field, before any layer (max_len 0 was an Embedding error).
 sed 's/"max_len": 12/"max_len": 0/' tiny.json >maxlen.json
-expect 1 "error: model: max_len must be >= 1, got 0" train --data data.tsv --config maxlen.json --out bad
+expect 1 "error: model: max_len must be in [1, 1048576], got 0" train --data data.tsv --config maxlen.json --out bad
 sed 's/"num_heads": 2/"num_heads": 3/' tiny.json >heads.json
 expect 1 "error: model: d_model 8 is not divisible by num_heads 3" train --data data.tsv --config heads.json --out bad
 sed 's/"dropout": 0.1/"dropout": -0.1/' tiny.json >dropout.json
@@ -116,4 +116,31 @@ fi
 long="$(printf 'great %.0s' $(seq 20))"
 expect 0 "predict: sentence 1 of 1 has 20 tokens; the model reads the first 12" predict --model run "$long"
 expect 0 "over 12 tokens (the first 12 of 20) written to a.svg" attend --model run "$long" --out a.svg
-echo "sentiment CLI: resume, checkpoint errors and NaN guard OK"
+# Files and streams (issue 28): every write checked, every read bounded, small messages that say what is wrong.
+set +e; "$bin" --threads 1 predict --model run "good film" >/dev/full 2>err.txt; got=$?; set -e
+[[ $got == 1 ]] || fail "predict >/dev/full: exit status $got, expected 1"
+grep -qF "error: cannot write to stdout: No space left on device" err.txt || fail "predict >/dev/full: no message"
+expect 1 "error: attend /dev/full: write failed: No space left on device" attend --model run "good film" --out /dev/full
+expect 1 "error: eval /dev/full: write failed: No space left on device" eval --model run --data data.tsv --logits /dev/full
+mkdir full && ln -s /dev/full full/config.json
+expect 1 "full/config.json: write failed: No space left on device" train --data data.tsv --config tiny.json --epochs 1 \
+  --out full
+expect 1 "error: config '/missing.json': no such file" train --data data.tsv --config /missing.json --out bad
+expect 1 "error: unknown config 'defualt'" train --data data.tsv --config defualt --out bad
+expect 1 "error: Lexicon::load: 'confdir' is a directory, expected a file" train --data data.tsv --lexicon confdir --out bad
+expect 1 "error: read_examples: '/dev/zero' is larger than the limit of 268435456 bytes" train --data /dev/zero \
+  --config tiny.json --out bad
+expect 1 "error: read_examples: cannot open 'none.tsv': No such file or directory" train --data none.tsv --config tiny.json
+if [[ $(id -u) != 0 ]]; then  # root reads any file
+  cp tiny.json locked.json && chmod 000 locked.json
+  expect 1 "error: config: cannot open 'locked.json': Permission denied" train --data data.tsv --config locked.json
+fi
+# --skip-malformed is kept with the model: eval and train --resume read the same messy file the same way.
+grep -qF '"skip_malformed": true' messy/config.json || fail "messy/config.json does not record skip_malformed"
+expect 0 "data messy.tsv: skipped 1 malformed lines, as training did" eval --model messy --data messy.tsv
+expect 0 "resuming from messy/checkpoint.safetensors: 1 of 2 epochs done" train --resume messy --epochs 2
+# eval on another file than the training one warns: its test split may overlap the training data.
+expect 0 "warning: other.tsv is not the file the model was trained on" eval --model run --data other.tsv
+expect 0 "accuracy" eval --model run --data data.tsv
+! grep -q "warning" err.txt || fail "eval on the training file warned"
+echo "sentiment CLI: resume, checkpoint errors, NaN guard, files and streams OK"

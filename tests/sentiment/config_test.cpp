@@ -140,7 +140,7 @@ TEST_CASE("Config from JSON refuses an unknown key or section, so a misspelt one
   CHECK_THROWS_WITH_AS(j.get<Config>(), "config: unknown key 'train.learning_rate'", tg::ValueError);
   j = config_by_name("reference");
   j["optim"] = nlohmann::json::object();
-  CHECK_THROWS_WITH_AS(j.get<Config>(), "config: unknown section 'optim' (expected name, model, train)", tg::ValueError);
+  CHECK_THROWS_WITH_AS(j.get<Config>(), "config: unknown section 'optim' (expected name, model, train, files)", tg::ValueError);
   j = config_by_name("reference");
   j["model"] = 3;
   CHECK_THROWS_WITH_AS(j.get<Config>(), "config: 'model' must be an object, got number", tg::ValueError);
@@ -158,11 +158,11 @@ TEST_CASE("check_config names the field of a model or train setting out of range
     std::function<void(Config&)> set;
   };
   const Case cases[] = {
-      {"model: max_len must be >= 1, got 0", [](Config& c) { c.model.max_len = 0; }},
+      {"model: max_len must be in [1, 1048576], got 0", [](Config& c) { c.model.max_len = 0; }},
       {"model: d_model 10 is not divisible by num_heads 4", [](Config& c) { c.model.d_model = 10; }},
       {"model: num_heads must be >= 1, got 0", [](Config& c) { c.model.num_heads = 0; }},
-      {"model: num_layers must be >= 1, got 0", [](Config& c) { c.model.num_layers = 0; }},
-      {"model: dim_feedforward must be >= 1, got -1", [](Config& c) { c.model.dim_feedforward = -1; }},
+      {"model: num_layers must be in [1, 1024], got 0", [](Config& c) { c.model.num_layers = 0; }},
+      {"model: dim_feedforward must be in [1, 1048576], got -1", [](Config& c) { c.model.dim_feedforward = -1; }},
       {"model: dropout must be in [0, 1), got -0.1", [](Config& c) { c.model.dropout = -0.1; }},
       {"model: dropout must be in [0, 1), got nan", [](Config& c) { c.model.dropout = NAN; }},
       {"model: embedding_std must be finite and > 0, got inf", [](Config& c) { c.model.embedding_std = INFINITY; }},

@@ -164,7 +164,7 @@ TEST_CASE("an ensemble names its members' parameters members.K and averages thei
 TEST_CASE("Classifier refuses an ensemble of fewer than one network") {
   ModelConfig c = tiny();
   c.ensemble = 0;
-  CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("ensemble must be >= 1, got 0"), tg::ValueError);
+  CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("ensemble must be in [1, 1024], got 0"), tg::ValueError);
 }
 
 TEST_CASE("word dropout follows train() and eval() in a one-network Classifier") {

@@ -145,3 +145,20 @@ TEST_CASE("CheckpointManager refuses bad options") {
   CHECK_THROWS_AS(CheckpointManager(r.state(), {.dir = "x", .prefix = "a/b"}), ValueError);
   CHECK_THROWS_AS(CheckpointManager(r.state(), {.dir = "x", .keep_last = -1}), ValueError);
 }
+
+TEST_CASE("a checkpoint whose metadata holds a negative step or a binary value is refused, quoting it escaped") {
+  const std::string dir = temp_dir("metadata");
+  test::Run r;
+  CheckpointManager m(r.state(), {.dir = dir});
+  const std::string path = m.save(1);
+  Safetensors file = load_safetensors(path);
+  const Safetensors good = file;
+  file.metadata["checkpoint.step"] = "-5";
+  save_safetensors(path, file.tensors, file.metadata);
+  CHECK_THROWS_WITH_AS(m.load(path), doctest::Contains("step -5 in 'checkpoint.kept' entry '-5:nan' is negative"),
+                       ValueError);
+  file = good;
+  file.metadata["checkpoint.kept"] = std::string("1:nan;x\0y", 9);
+  save_safetensors(path, file.tensors, file.metadata);
+  CHECK_THROWS_WITH_AS(m.load(path), doctest::Contains("malformed 'checkpoint.kept' entry 'x\\x00y'"), ValueError);
+}
