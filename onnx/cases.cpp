@@ -1,10 +1,9 @@
 // write_cases: check cases as JSON, with onnxruntime's names for the element types.
 #include "onnx/cases.h"
 
-#include <fstream>
-
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 
 namespace tg::onnx {
@@ -39,9 +38,8 @@ void write_cases(const std::string& path, const std::vector<std::string>& input_
                       c.outputs.size(), input_names.size(), output_names.size());
     j["cases"].push_back({{"inputs", to_json(c.inputs)}, {"outputs", to_json(c.outputs)}});
   }
-  std::ofstream out(path);
-  out << j.dump();
-  check<Error>(bool(out), "onnx cases: cannot write {}", path);
+  const std::string text = j.dump();
+  write_file_atomic(path, {text}, "onnx cases");
 }
 
 }  // namespace tg::onnx

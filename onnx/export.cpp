@@ -6,9 +6,9 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
-#include <fstream>
 
 #include "autograd/variable.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "onnx/layers.h"
 
@@ -111,9 +111,11 @@ void validate(const ::onnx::ModelProto& model) {
 }
 
 namespace {
+// Atomically (write_file_atomic): a failed export leaves an earlier file at `path` whole.
 void write(const ::onnx::ModelProto& model, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  check<Error>(out && model.SerializeToOstream(&out), "onnx export: cannot write {}", path);
+  std::string bytes;
+  check<Error>(model.SerializeToString(&bytes), "onnx export: cannot serialise the model for {}", path);
+  write_file_atomic(path, {bytes}, "onnx export");
 }
 }  // namespace
 

@@ -44,7 +44,7 @@ std::unique_ptr<nn::Sequential> mlp() {
   s->add(std::make_unique<nn::Dropout>(0.5));
   s->add(std::make_unique<nn::Dense>(nn::DenseOptions{.in_features = 8, .out_features = 3}));
   s->add(std::make_unique<nn::GELU>());
-  s->add(std::make_unique<nn::LayerNorm>(nn::LayerNormOptions{.normalized_shape = 3}));
+  s->add(std::make_unique<nn::LayerNorm>(nn::LayerNormOptions{.normalized_shape = {3}}));
   return s;
 }
 
