@@ -13,7 +13,7 @@ build="${BUILD:-$root/build-bench}"
 out="${OUT:-/tmp/tensorgrad-bench}"
 py=/usr/bin/python3
 mode="${1:-full}"
-[[ $mode =~ ^(full|quick|layers)$ ]] || { echo "usage: bash bench/run.sh [quick|layers]" >&2; exit 2; }
+[[ $mode =~ ^(full|quick|layers|gpt)$ ]] || { echo "usage: bash bench/run.sh [quick|layers|gpt]" >&2; exit 2; }
 bash "$root/tools/install-deps.sh" --bench
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTENSORGRAD_BUILD_BENCH=ON -DTENSORGRAD_BUILD_TESTS=OFF \
   ${CMAKE_ARGS:-} >/dev/null
