@@ -24,10 +24,11 @@ using Grads = SmallVector<Variable, 3>;
 /// copyable.
 class BackwardFn {
  public:
-  static constexpr size_t kInline = 384;  // two Variables and a few scalars
+  static constexpr size_t kInline = 384;  ///< bytes of closure kept in place: two Variables and a few scalars
 
   BackwardFn() = default;
-  BackwardFn(std::nullptr_t) {}
+  BackwardFn(std::nullptr_t) {}  ///< empty
+  /// Holds `f`, in place when it fits in kInline bytes, else on the heap.
   template <class F>
     requires(!std::is_same_v<std::decay_t<F>, BackwardFn> &&
              std::is_same_v<std::invoke_result_t<std::decay_t<F>&, const Variable&, const Variable&>, Grads>)
@@ -42,18 +43,20 @@ class BackwardFn {
     }
     captures_ = !std::is_empty_v<C>;
   }
-  BackwardFn(BackwardFn&& other) noexcept { take(other); }
+  BackwardFn(BackwardFn&& other) noexcept { take(other); }  ///< takes other's closure, leaving it empty
+  /// Takes other's closure, leaving it empty.
   BackwardFn& operator=(BackwardFn&& other) noexcept {
     if (this != &other) reset(), take(other);
     return *this;
   }
+  /// Drops the closure.
   BackwardFn& operator=(std::nullptr_t) noexcept {
     reset();
     return *this;
   }
   ~BackwardFn() { reset(); }
 
-  explicit operator bool() const { return ops_ != nullptr; }
+  explicit operator bool() const { return ops_ != nullptr; }  ///< whether it holds a closure
   /// False for a closure that captures nothing (add's `return {dy, dy}`): its backward reads no input's
   /// value, so an input written in place after the op was recorded does not change its gradients.
   bool captures() const { return captures_; }

@@ -102,8 +102,8 @@ Variable amax(const Variable& x, const std::vector<int64_t>& dims = {}, bool kee
 Variable amin(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 /// Values and i64 indices along one dim: the Variable counterpart of ValuesIndices.
 struct VariableIndices {
-  Variable values;
-  Tensor indices;
+  Variable values;  ///< the values
+  Tensor indices;  ///< where they are along the dim, i64
 };
 /// Max (min) along `dim` and the index of its first occurrence (torch.max(x, dim)); the gradient goes to
 /// that index alone, even among ties (amax shares it).
@@ -255,7 +255,7 @@ enum class Reduction { mean, sum, none };
 
 /// Options of cross_entropy, as torch.nn.functional.cross_entropy.
 struct CrossEntropyOptions {
-  Reduction reduction = Reduction::mean;
+  Reduction reduction = Reduction::mean;  ///< mean over the targets not ignored (weighted), sum, or none (one loss per target)
   int64_t ignore_index = -100;   ///< targets equal to this add no loss and no gradient
   double label_smoothing = 0.0;  ///< in [0, 1]: target = (1-ε)·onehot + ε/C
   Tensor weight;                 ///< (C) per-class weights, >= 0, logits' dtype; undefined = all 1
@@ -284,10 +284,11 @@ Variable binary_cross_entropy(const Variable& probs, const Variable& target);
 
 /// Height and width from one number or a pair, as PyTorch's int-or-tuple arguments: `2` or `{2, 1}`.
 struct Size2 {
-  int64_t h = 0, w = 0;
+  int64_t h = 0;  ///< height
+  int64_t w = 0;  ///< width
   Size2() = default;
-  Size2(int64_t both) : h(both), w(both) {}
-  Size2(int64_t h, int64_t w) : h(h), w(w) {}
+  Size2(int64_t both) : h(both), w(both) {}  ///< the same size for both
+  Size2(int64_t h, int64_t w) : h(h), w(w) {}  ///< height and width
 };
 /// PyTorch's padding strings: `same` pads so that the output has the input's size (stride 1 only; where the
 /// total dilation·(kernel - 1) is odd the extra one goes at the end, as PyTorch), `valid` does not pad.
@@ -295,33 +296,33 @@ enum class PaddingMode { sizes, same, valid };
 /// A convolution's padding: sizes (zeros on each side) or a PaddingMode: `.padding = 1`, `{1, 2}`,
 /// `PaddingMode::same`.
 struct Padding2d {
-  Size2 size;
-  PaddingMode mode = PaddingMode::sizes;
-  Padding2d(int64_t both = 0) : size(both) {}
-  Padding2d(int64_t h, int64_t w) : size(h, w) {}
-  Padding2d(PaddingMode m) : mode(m) {}
+  Size2 size;  ///< the sizes, when mode is sizes
+  PaddingMode mode = PaddingMode::sizes;  ///< sizes, same or valid
+  Padding2d(int64_t both = 0) : size(both) {}  ///< `both` on every side
+  Padding2d(int64_t h, int64_t w) : size(h, w) {}  ///< h above and below, w left and right
+  Padding2d(PaddingMode m) : mode(m) {}  ///< same or valid
 };
 /// Padding2d for one spatial dim: a size (zeros on each side) or a PaddingMode.
 struct Padding1d {
-  int64_t size = 0;
-  PaddingMode mode = PaddingMode::sizes;
-  Padding1d(int64_t size = 0) : size(size) {}
-  Padding1d(PaddingMode m) : mode(m) {}
+  int64_t size = 0;  ///< zeros on each side, when mode is sizes
+  PaddingMode mode = PaddingMode::sizes;  ///< sizes, same or valid
+  Padding1d(int64_t size = 0) : size(size) {}  ///< `size` on each side
+  Padding1d(PaddingMode m) : mode(m) {}  ///< same or valid
 };
 
 /// The arguments of conv2d after input, weight and bias, as torch.nn.functional.conv2d's.
 struct Conv2dFuncOptions {
-  Size2 stride = 1;
-  Padding2d padding = 0;
-  Size2 dilation = 1;
-  int64_t groups = 1;
+  Size2 stride = 1;  ///< the step between windows
+  Padding2d padding = 0;  ///< sizes, or PaddingMode::same / valid
+  Size2 dilation = 1;  ///< spacing between kernel taps
+  int64_t groups = 1;  ///< channels split into this many independent groups
 };
 /// Conv2dFuncOptions for one spatial dim (torch.nn.functional.conv1d's arguments).
 struct Conv1dFuncOptions {
-  int64_t stride = 1;
-  Padding1d padding = 0;
-  int64_t dilation = 1;
-  int64_t groups = 1;
+  int64_t stride = 1;  ///< the step between windows
+  Padding1d padding = 0;  ///< a size, or PaddingMode::same / valid
+  int64_t dilation = 1;  ///< spacing between kernel taps
+  int64_t groups = 1;  ///< channels split into this many independent groups
 };
 /// 2-D convolution (cross-correlation, as PyTorch): x (N, C_in, H, W), weight (C_out, C_in / groups, kH, kW),
 /// bias (C_out) or undefined -> (N, C_out, H_out, W_out); channels split into `groups` independent groups. As
@@ -336,11 +337,11 @@ Variable conv1d(const Variable& x, const Variable& weight, const Variable& bias,
 
 /// torch.nn.functional.conv_transpose2d's arguments after input, weight and bias.
 struct ConvTranspose2dFuncOptions {
-  Size2 stride = 1;
-  Size2 padding = 0;
+  Size2 stride = 1;  ///< the step between the input's pixels in the output
+  Size2 padding = 0;  ///< removed from each side of the output
   Size2 output_padding = 0;  ///< added to one side of the output, to pick among the sizes a stride allows
-  int64_t groups = 1;
-  Size2 dilation = 1;
+  int64_t groups = 1;  ///< channels split into this many independent groups
+  Size2 dilation = 1;  ///< spacing between kernel taps
 };
 /// The adjoint of conv2d in its input (torch.nn.functional.conv_transpose2d): x (N, C_in, H, W), weight
 /// (C_in, C_out / groups, kH, kW), bias (C_out) -> (N, C_out, H_out, W_out) with
@@ -357,19 +358,19 @@ Variable col2im(const Variable& col, int64_t channels, const Window& window);
 /// torch.nn.functional.max_pool2d's arguments; stride defaults to kernel_size (a pair is written
 /// `.stride = Size2{2, 1}`). padding <= kernel_size / 2, as PyTorch.
 struct MaxPool2dFuncOptions {
-  Size2 kernel_size;
-  std::optional<Size2> stride;
-  Size2 padding = 0;
-  Size2 dilation = 1;
-  bool ceil_mode = false;
+  Size2 kernel_size;  ///< the window's size
+  std::optional<Size2> stride;  ///< the step between windows; unset: kernel_size
+  Size2 padding = 0;  ///< -inf padding on each side, <= kernel_size / 2
+  Size2 dilation = 1;  ///< spacing between the window's taps
+  bool ceil_mode = false;  ///< round the output size up
 };
 /// MaxPool2dFuncOptions for one spatial dim; stride defaults to kernel_size.
 struct MaxPool1dFuncOptions {
-  int64_t kernel_size = 0;
-  std::optional<int64_t> stride;
-  int64_t padding = 0;
-  int64_t dilation = 1;
-  bool ceil_mode = false;
+  int64_t kernel_size = 0;  ///< the window's size
+  std::optional<int64_t> stride;  ///< the step between windows; unset: kernel_size
+  int64_t padding = 0;  ///< -inf padding on each side, <= kernel_size / 2
+  int64_t dilation = 1;  ///< spacing between the window's taps
+  bool ceil_mode = false;  ///< round the output size up
 };
 /// Max over each window (padding never wins): x (N, C, H, W) -> (N, C, H_out, W_out). The gradient goes to the
 /// first maximum of each window (PyTorch's choice), through index_select. ShapeError for a wrong rank, an
@@ -381,19 +382,19 @@ Variable max_pool1d(const Variable& x, const MaxPool1dFuncOptions& options);
 
 /// torch.nn.functional.avg_pool2d's arguments; stride defaults to kernel_size.
 struct AvgPool2dFuncOptions {
-  Size2 kernel_size;
-  std::optional<Size2> stride;
-  Size2 padding = 0;
-  bool ceil_mode = false;
+  Size2 kernel_size;  ///< the window's size
+  std::optional<Size2> stride;  ///< the step between windows; unset: kernel_size
+  Size2 padding = 0;  ///< zero padding on each side, <= kernel_size / 2
+  bool ceil_mode = false;  ///< round the output size up
   bool count_include_pad = true;  ///< divide by the window's size with its padding, not only its inputs
 };
 /// AvgPool2dFuncOptions for one spatial dim; stride defaults to kernel_size.
 struct AvgPool1dFuncOptions {
-  int64_t kernel_size = 0;
-  std::optional<int64_t> stride;
-  int64_t padding = 0;
-  bool ceil_mode = false;
-  bool count_include_pad = true;
+  int64_t kernel_size = 0;  ///< the window's size
+  std::optional<int64_t> stride;  ///< the step between windows; unset: kernel_size
+  int64_t padding = 0;  ///< zero padding on each side, <= kernel_size / 2
+  bool ceil_mode = false;  ///< round the output size up
+  bool count_include_pad = true;  ///< divide by the window's size with its padding, not only its inputs
 };
 /// Mean over each window: x (N, C, H, W) -> (N, C, H_out, W_out), the divisor PyTorch's (a window cut by
 /// ceil_mode counts only its part inside the padded input). im2col and a sum. Errors as max_pool2d.

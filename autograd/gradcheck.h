@@ -14,16 +14,16 @@ namespace tg {
 
 /// Tolerances, PyTorch's defaults: an entry passes when |analytic - numeric| <= atol + rtol·|numeric|.
 struct GradcheckOptions {
-  double eps = 1e-6;
-  double atol = 1e-5;
-  double rtol = 1e-3;
+  double eps = 1e-6;  ///< the finite-difference step
+  double atol = 1e-5;  ///< absolute tolerance
+  double rtol = 1e-3;  ///< relative tolerance
 };
 
 /// Outcome of a check; converts to bool, prints its report (the worst element) on failure.
 struct GradcheckResult {
-  bool ok = true;
+  bool ok = true;  ///< whether every entry passed
   std::string report;  ///< input, index, analytic and numeric values of the worst element
-  explicit operator bool() const { return ok; }
+  explicit operator bool() const { return ok; }  ///< ok
 };
 std::ostream& operator<<(std::ostream& os, const GradcheckResult& r);
 
@@ -47,5 +47,6 @@ GradcheckResult gradgradcheck(const GradFn& fn, const std::vector<Variable>& inp
 
 }  // namespace tg
 
+/// Formats a GradcheckResult as operator<< does.
 template <>
 struct fmt::formatter<tg::GradcheckResult> : fmt::ostream_formatter {};

@@ -18,11 +18,11 @@ namespace tg {
 /// gradient must have, and, when the op's backward captures anything (it may read the input's value), a
 /// handle on its storage's version and that version at record time, to catch an in-place write before backward.
 struct Edge {
-  std::shared_ptr<AutogradMeta> meta;
-  Shape shape;
-  DType dtype = f32;
-  StorageVersion saved;  // empty when the backward captures nothing
-  uint64_t version = 0;
+  std::shared_ptr<AutogradMeta> meta;  ///< the input's autograd record; null when it needs no gradient
+  Shape shape;  ///< the shape its gradient must have
+  DType dtype = f32;  ///< the dtype its gradient must have
+  StorageVersion saved;  ///< its storage's version handle; empty when the backward captures nothing
+  uint64_t version = 0;  ///< that version at record time
 };
 
 /// A node's input edges: up to two (every op but a few) inside the node, more in a pool block.
@@ -30,16 +30,16 @@ using Edges = SmallVector<Edge, 2>;
 
 /// One recorded op: its backward, its inputs' autograd records, and what the engine needs to check.
 struct Node {
-  const char* name = "";  // the op's name, a string literal (record())
-  BackwardFn backward;        // cleared when the graph is freed
-  Edges inputs;               // one per input, in the order of the op's arguments
-  std::weak_ptr<AutogradMeta> output;
-  Tensor output_value;                                // kept only when the op asked for it
-  uint64_t output_version = 0;
-  uint64_t sequence = 0;                              // creation order: the backward walks latest first
-  uint64_t walk = 0;                                  // the engine's mark: the last walk that reached it
-  int slot = 0;                                       // its index in that walk
-  bool freed = false;
+  const char* name = "";  ///< the op's name, a string literal (record())
+  BackwardFn backward;  ///< cleared when the graph is freed
+  Edges inputs;  ///< one per input, in the order of the op's arguments
+  std::weak_ptr<AutogradMeta> output;  ///< the output's autograd record
+  Tensor output_value;  ///< kept only when the op asked for it
+  uint64_t output_version = 0;  ///< the output's storage version at record time
+  uint64_t sequence = 0;  ///< creation order: the backward walks latest first
+  uint64_t walk = 0;  ///< the engine's mark: the last walk that reached it
+  int slot = 0;  ///< its index in that walk
+  bool freed = false;  ///< release() has run
 
   // User-provided (not = default): allocate_shared value-initialises, which zeroed all ~800 bytes (the
   // backward's inline buffer, the inline edges) before the members' own initialisers ran, on every op.

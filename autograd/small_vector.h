@@ -17,13 +17,16 @@ namespace tg {
 template <class T, size_t N>
 class SmallVector {
  public:
-  SmallVector() = default;
+  SmallVector() = default;  ///< empty
+  /// `{a, b}`: each element built straight from its argument.
   template <class... U>
     requires(sizeof...(U) > 0 && (std::is_convertible_v<U&&, T> && ...))
   SmallVector(U&&... values) {
     reserve(sizeof...(U));
     (emplace_back(std::forward<U>(values)), ...);
   }
+  /// @{
+  /// Copies and moves, as std::vector's (a move leaves `other` empty).
   SmallVector(const SmallVector& other) {
     reserve(other.size_);
     for (const T& v : other) emplace_back(v);
@@ -33,8 +36,11 @@ class SmallVector {
     destroy(), take(other);
     return *this;
   }
+  /// @}
   ~SmallVector() { destroy(); }
 
+  /// @{
+  /// std::vector's accessors and iterators (unchecked, as std::vector's operator[]).
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   T& operator[](size_t i) { return data_[i]; }
@@ -44,20 +50,23 @@ class SmallVector {
   T* end() { return data_ + size_; }
   const T* begin() const { return data_; }
   const T* end() const { return data_ + size_; }
+  /// @}
 
+  /// Appends T(value), moving to a pool block past N elements.
   template <class U>
   void emplace_back(U&& value) {
     if (size_ == capacity_) reserve(2 * capacity_);
     new (data_ + size_) T(std::forward<U>(value));
     ++size_;
   }
-  void push_back(T value) { emplace_back(std::move(value)); }
-  void pop_back() { data_[--size_].~T(); }
+  void push_back(T value) { emplace_back(std::move(value)); }  ///< emplace_back(value)
+  void pop_back() { data_[--size_].~T(); }                      ///< destroys the last element
   /// Destroys the elements, keeping the capacity.
   void clear() {
     for (size_t i = 0; i < size_; ++i) data_[i].~T();
     size_ = 0;
   }
+  /// Room for n elements without another allocation.
   void reserve(size_t n) {
     if (n <= capacity_) return;
     T* p = static_cast<T*>(pool_allocate(n * sizeof(T)));

@@ -29,11 +29,11 @@ using PostAccumulateGradHook = std::function<void(const Tensor& grad)>;
 struct AutogradMeta {
   std::shared_ptr<Variable> grad;  ///< accumulated gradient (leaves, or non-leaves that retain_grad)
   std::shared_ptr<Node> grad_fn;   ///< the op that made this value; null for leaves
-  bool requires_grad = false;
-  bool retains_grad = false;
+  bool requires_grad = false;  ///< gradients flow to it (a leaf that accumulates one, or an op's output on such a path)
+  bool retains_grad = false;  ///< retain_grad was called: a non-leaf keeps its gradient
   std::vector<std::pair<int, GradHook>> hooks;  ///< register_hook's, by handle, in registration order
   std::vector<std::pair<int, PostAccumulateGradHook>> post_accumulate_hooks;  ///< by handle, in order
-  int next_hook = 0;
+  int next_hook = 0;  ///< the handle the next hook gets
 };
 
 /// Options for Variable::backward (PyTorch's names).
@@ -51,22 +51,23 @@ class Variable {
   explicit Variable(Tensor value, bool requires_grad = false) : value_(std::move(value)) {
     if (requires_grad) requires_grad_(true);
   }
+  /// A handle on an existing autograd record (ops and the engine make these).
   Variable(Tensor value, std::shared_ptr<AutogradMeta> meta) : value_(std::move(value)), meta_(std::move(meta)) {}
 
-  const Tensor& value() const { return value_; }
-  bool defined() const { return value_.defined(); }
-  explicit operator bool() const { return defined(); }
-  const Shape& shape() const { return value_.shape(); }
-  DType dtype() const { return value_.dtype(); }
-  int64_t dim() const { return value_.dim(); }
-  int64_t size(int64_t d) const { return value_.size(d); }
-  int64_t numel() const { return value_.numel(); }
-  double item() const { return value_.item(); }
+  const Tensor& value() const { return value_; }  ///< the tensor it holds
+  bool defined() const { return value_.defined(); }  ///< false for a default-constructed Variable
+  explicit operator bool() const { return defined(); }  ///< defined()
+  const Shape& shape() const { return value_.shape(); }  ///< the value's shape
+  DType dtype() const { return value_.dtype(); }  ///< the value's dtype
+  int64_t dim() const { return value_.dim(); }  ///< the value's number of dims
+  int64_t size(int64_t d) const { return value_.size(d); }  ///< the size of dim d (negative counts from the end); IndexError when out of range
+  int64_t numel() const { return value_.numel(); }  ///< the value's number of elements
+  double item() const { return value_.item(); }  ///< the value of a one-element variable; ValueError otherwise
 
-  bool requires_grad() const { return meta_ && meta_->requires_grad; }
+  bool requires_grad() const { return meta_ && meta_->requires_grad; }  ///< whether a gradient flows to it
   /// Turns gradient tracking on or off; only for leaves (ValueError on an op's output).
   Variable& requires_grad_(bool on = true);
-  bool is_leaf() const { return !meta_ || !meta_->grad_fn; }
+  bool is_leaf() const { return !meta_ || !meta_->grad_fn; }  ///< made by no recorded op (user-created, or under NoGradGuard)
   /// Asks a non-leaf to keep its gradient in grad() after backward.
   void retain_grad();
   /// The accumulated gradient (undefined before the first backward that reaches this variable).
@@ -100,8 +101,8 @@ class Variable {
   Variable& copy_(const Tensor& src);
   /// The same value, cut from the graph (no gradient flows through it).
   Variable detach() const { return Variable(value_); }
-  const std::shared_ptr<AutogradMeta>& meta() const { return meta_; }
-  std::shared_ptr<Node> grad_fn() const { return meta_ ? meta_->grad_fn : nullptr; }
+  const std::shared_ptr<AutogradMeta>& meta() const { return meta_; }  ///< the autograd record shared by every handle (null when no gradient was ever asked for)
+  std::shared_ptr<Node> grad_fn() const { return meta_ ? meta_->grad_fn : nullptr; }  ///< the op that made it; null for leaves
 
   /// Reverse-mode differentiation from this scalar; accumulates d(this)/d(leaf) into every leaf's grad().
   /// Throws ValueError for a non-scalar (pass grad_output), or when the graph was already freed.
@@ -109,7 +110,8 @@ class Variable {
   /// Backward with an explicit output gradient of this variable's shape.
   void backward(const Tensor& grad_output, const BackwardOptions& options = {}) const;
 
-  // View shortcuts (the differentiable functions in functions.h).
+  /// @{
+  /// View shortcuts: x.reshape(s) is reshape(x, s), and so on (the differentiable functions of functions.h).
   Variable reshape(const Shape& shape) const;
   Variable view(const Shape& shape) const { return reshape(shape); }
   Variable flatten(int64_t start = 0, int64_t end = -1) const;
@@ -122,6 +124,7 @@ class Variable {
   Variable unsqueeze(int64_t dim) const;
   Variable squeeze(int64_t dim) const;
   Variable expand(const Shape& shape) const;
+  /// @}
 
  private:
   Tensor value_;
@@ -140,6 +143,7 @@ bool grad_mode_enabled();
 /// RAII: sets whether ops are recorded on this thread, restoring the previous mode on exit.
 class GradModeGuard {
  public:
+  /// Records ops (enabled) or not until destroyed.
   explicit GradModeGuard(bool enabled);
   ~GradModeGuard();
   GradModeGuard(const GradModeGuard&) = delete;
@@ -158,6 +162,7 @@ class NoGradGuard : public GradModeGuard {
 /// ValueError naming the op and its input shapes. AnomalyGuard(false) suspends the checks until it ends.
 class AnomalyGuard {
  public:
+  /// Turns the checks on (or off) until destroyed.
   explicit AnomalyGuard(bool enabled = true);
   ~AnomalyGuard();
   AnomalyGuard(const AnomalyGuard&) = delete;
@@ -166,15 +171,16 @@ class AnomalyGuard {
  private:
   bool previous_;
 };
+/// True while an AnomalyGuard checks ops on this thread.
 bool anomaly_mode_enabled();
 
 /// Functional gradients (torch.autograd.grad): d(sum of outputs·grad_outputs)/d(inputs), leaving every
 /// grad() untouched. grad_outputs may be empty for scalar outputs. An input the outputs do not depend on
 /// throws ValueError unless `allow_unused` (then its gradient is undefined).
 struct GradOptions {
-  bool retain_graph = false;
-  bool create_graph = false;
-  bool allow_unused = false;
+  bool retain_graph = false;  ///< keep the graph for another backward
+  bool create_graph = false;  ///< record the backward itself, so the gradients can be differentiated again
+  bool allow_unused = false;  ///< an input the outputs do not depend on gets an undefined gradient instead of an error
 };
 std::vector<Variable> grad(const std::vector<Variable>& outputs, const std::vector<Variable>& inputs,
                            const std::vector<Tensor>& grad_outputs = {}, const GradOptions& options = {});
@@ -186,6 +192,7 @@ std::string to_dot(const Variable& root, const std::vector<std::pair<std::string
 
 }  // namespace tg
 
+/// Formats a Variable as tg::to_string does.
 template <>
 struct fmt::formatter<tg::Variable> : fmt::formatter<std::string_view> {
   auto format(const tg::Variable& v, format_context& ctx) const {

@@ -13,16 +13,23 @@ namespace tg {
 /// A window as a conv or pool is given it, each pair (height, width). A 1-d window (spatial_dims 1) uses the
 /// width entries only and leaves the height ones at kernel 1, stride 1, padding 0, dilation 1.
 struct WindowSpec {
-  int spatial_dims = 2;
-  std::array<int64_t, 2> kernel{1, 1}, stride{1, 1};
-  std::array<int64_t, 2> padding{0, 0}, padding_end{0, 0};  ///< before the first and after the last row / column
-  std::array<int64_t, 2> dilation{1, 1};
+  int spatial_dims = 2;                     ///< 2 for a 2-d op, 1 for a 1-d one
+  std::array<int64_t, 2> kernel{1, 1};       ///< the window's size
+  std::array<int64_t, 2> stride{1, 1};       ///< the step between windows
+  std::array<int64_t, 2> padding{0, 0};      ///< before the first row / column
+  std::array<int64_t, 2> padding_end{0, 0};  ///< after the last row / column
+  std::array<int64_t, 2> dilation{1, 1};     ///< spacing between the window's taps
   bool ceil_mode = false;  ///< round the output size up (pooling), as PyTorch
 };
 
 /// A window placed over an input of spatial size `input` (height, width), with its output size.
 struct Window {
-  std::array<int64_t, 2> input, kernel, stride, padding, dilation, output;  // padding: before the first
+  std::array<int64_t, 2> input;     ///< the input's spatial size
+  std::array<int64_t, 2> kernel;    ///< the window's size
+  std::array<int64_t, 2> stride;    ///< the step between windows
+  std::array<int64_t, 2> padding;   ///< before the first row / column
+  std::array<int64_t, 2> dilation;  ///< spacing between the window's taps
+  std::array<int64_t, 2> output;    ///< the output's spatial size
 };
 
 /// A (height, width) pair for messages in an op's own dims: "(3, 5)", or "5" for a 1-d op.

@@ -48,6 +48,7 @@ inline constexpr DType boolean = DType::boolean;
 
 }  // namespace tg
 
+/// Formats a DType by its name ("f32").
 template <>
 struct fmt::formatter<tg::DType> : fmt::formatter<std::string_view> {
   auto format(tg::DType t, format_context& ctx) const {

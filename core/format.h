@@ -14,6 +14,7 @@ std::string to_string(const Tensor& t);
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 }  // namespace tg
 
+/// Formats a Tensor as tg::to_string does.
 template <>
 struct fmt::formatter<tg::Tensor> : fmt::formatter<std::string_view> {
   auto format(const tg::Tensor& t, format_context& ctx) const {

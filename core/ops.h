@@ -129,7 +129,8 @@ Tensor amax(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim
 Tensor amin(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 /// Values and i64 indices (first occurrence) of the maximum along `dim`.
 struct ValuesIndices {
-  Tensor values, indices;
+  Tensor values;   ///< the maxima
+  Tensor indices;  ///< where they are, i64
 };
 ValuesIndices max(const Tensor& x, int64_t dim, bool keepdim = false);
 ValuesIndices min(const Tensor& x, int64_t dim, bool keepdim = false);
@@ -194,7 +195,10 @@ Tensor log_softmax_backward(const Tensor& dy, const Tensor& y, int64_t dim);
 /// With a weight or a bias (each the normalized shape, or undefined), `affine` = output·weight + bias in the
 /// same pass, with the bits of mul then add; ShapeError when one has another shape.
 struct Normalized {
-  Tensor output, mean, rstd, affine;
+  Tensor output;  ///< x̂ = (x - mean)·rstd, x's shape
+  Tensor mean;    ///< per row, the normalized dims kept as size 1
+  Tensor rstd;    ///< 1/√(var + eps), as mean
+  Tensor affine;  ///< x̂·weight + bias; undefined without weight and bias
 };
 Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const Tensor& weight = Tensor(),
                      const Tensor& bias = Tensor());
@@ -203,7 +207,9 @@ Normalized normalize(const Tensor& x, int64_t normalized_ndim, double eps, const
 /// dbias = Σ_rows dy, dweight in weight's shape and dbias flat (dweight undefined without weight, which then
 /// counts as 1; dbias undefined unless with_bias). ShapeError when weight does not hold one value per normalised element.
 struct LayerNormGrads {
-  Tensor dx, dweight, dbias;
+  Tensor dx;       ///< x's shape
+  Tensor dweight;  ///< weight's shape; undefined without weight
+  Tensor dbias;    ///< flat; undefined unless with_bias
 };
 LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& xhat, const Tensor& rstd, const Tensor& weight,
                                    bool with_bias);

@@ -27,7 +27,9 @@ void parallel_tasks(int64_t n, const std::function<void(int64_t)>& task);
 /// the CPU (Debian's OpenBLAS 0.3.21 falls back to generic ones on recent Xeons, several times slower GEMMs;
 /// OPENBLAS_CORETYPE=Haswell set on an AVX-512 CPU halves their speed).
 struct BlasInfo {
-  std::string library, config, core;
+  std::string library;         ///< the BLAS library's name
+  std::string config;          ///< OpenBLAS's build config (openblas_get_config)
+  std::string core;            ///< the kernel core in use, e.g. "SkylakeX"
   int threads = 1;  ///< the threads products run on: get_num_threads() (OpenBLAS's own pool has one)
   std::string suggested_core;  ///< "SkylakeX" (AVX-512), "Haswell" (AVX2) or "" (nothing better known)
   std::string warning;         ///< empty when the core in use is fine

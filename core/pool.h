@@ -16,14 +16,16 @@ void pool_deallocate(void* p, size_t bytes) noexcept;
 /// A standard allocator over pool_allocate, for std::allocate_shared and containers of small objects.
 template <class T>
 struct PoolAllocator {
-  using value_type = T;
+  using value_type = T;  ///< what it allocates
   PoolAllocator() = default;
   template <class U>
-  PoolAllocator(const PoolAllocator<U>&) {}
+  PoolAllocator(const PoolAllocator<U>&) {}  ///< stateless: any one converts to any other
+  /// n T's from the pool (pool_allocate).
   T* allocate(size_t n) { return static_cast<T*>(pool_allocate(n * sizeof(T))); }
+  /// Returns what allocate(n) gave to the pool.
   void deallocate(T* p, size_t n) noexcept { pool_deallocate(p, n * sizeof(T)); }
   template <class U>
-  bool operator==(const PoolAllocator<U>&) const { return true; }
+  bool operator==(const PoolAllocator<U>&) const { return true; }  ///< all are equal: one pool
 };
 
 }  // namespace tg

@@ -12,6 +12,7 @@ namespace tg {
 /// A seeded stream of random numbers. Not thread-safe: one per thread, or guard it.
 class Generator {
  public:
+  /// A generator seeded with `seed` (manual_seed).
   explicit Generator(uint64_t seed = 0) { manual_seed(seed); }
   /// Restarts the stream: the state is filled from `seed` by splitmix64, as the xoshiro authors advise.
   void manual_seed(uint64_t seed);
@@ -31,9 +32,9 @@ class Generator {
   double normal();
   /// Uniform integer in [0, n); n > 0.
   uint64_t below(uint64_t n);
-  /// The full state as text, and its restoration (for checkpoints that resume exactly); set_state throws
-  /// ValueError for text that is not a state, leaving the generator unchanged.
+  /// The full state as text, for checkpoints that resume exactly.
   std::string get_state() const;
+  /// Restores get_state(); ValueError for text that is not a state, leaving the generator unchanged.
   void set_state(const std::string& state);
 
  private:
@@ -48,6 +49,7 @@ Generator& default_generator();
 /// block). `gen` must outlive the guard.
 class DefaultGeneratorGuard {
  public:
+  /// Makes `gen` the default generator until this guard is destroyed.
   explicit DefaultGeneratorGuard(Generator& gen);
   ~DefaultGeneratorGuard();
   DefaultGeneratorGuard(const DefaultGeneratorGuard&) = delete;
@@ -72,8 +74,9 @@ Tensor bernoulli(const Shape& shape, double p, DType dtype = f32, Generator* gen
 /// i64 word, and `scale` is 1/(1-p) as rounded in x's dtype (0 at p = 1), so that masked_scale(dy, keep,
 /// scale) is the backward. At p = 1 nothing is drawn and all is dropped. ValueError unless 0 <= p <= 1.
 struct DropoutResult {
-  Tensor output, keep;
-  double scale = 0;
+  Tensor output;     ///< x·m·scale, x's shape
+  Tensor keep;       ///< m, packed 64 bits to an i64 word
+  double scale = 0;  ///< 1/(1-p) rounded in x's dtype (0 at p = 1)
 };
 DropoutResult dropout(const Tensor& x, double p, Generator* gen = nullptr);
 /// dropout(relu(x), p) in one pass, with the two ops' draws and bits; `keep` holds m ≠ 0 and relu(x) > 0

@@ -17,8 +17,8 @@ inline constexpr int64_t kMaxSafetensorsBytes = int64_t(1) << 34;
 
 /// Tensors and the free-form string metadata ("__metadata__") of one file.
 struct Safetensors {
-  TensorMap tensors;
-  std::map<std::string, std::string> metadata;
+  TensorMap tensors;                            ///< by name
+  std::map<std::string, std::string> metadata;  ///< "__metadata__", e.g. {"format": "pt"}
 };
 
 /// Writes `tensors` to `path` atomically (write_file_atomic, core/atomic_file.h: a temporary file in the same

@@ -20,7 +20,9 @@ namespace tg {
 /// SmallVector, absl::InlinedVector). The part of std::vector's interface that shapes and strides use.
 class Dims {
  public:
-  static constexpr size_t kInline = 6;
+  static constexpr size_t kInline = 6;  ///< values held in place; more move to the heap
+  /// @{
+  /// std::vector's member types.
   using value_type = int64_t;
   using size_type = size_t;
   using difference_type = std::ptrdiff_t;
@@ -29,19 +31,24 @@ class Dims {
   using iterator = int64_t*;
   using const_iterator = const int64_t*;
   using const_reverse_iterator = std::reverse_iterator<const_iterator>;
+  /// @}
 
-  Dims() = default;
+  Dims() = default;  ///< empty
   /// n copies of `value`.
   explicit Dims(size_t n, int64_t value = 0);
+  /// The values of a list, `{2, 3}`.
   Dims(std::initializer_list<int64_t> values) : Dims(values.begin(), values.end()) {}
+  /// The values of a vector.
   Dims(const std::vector<int64_t>& values) : Dims(values.begin(), values.end()) {}
   /// The values of [first, last).
   template <std::input_iterator It>
   Dims(It first, It last) {
     for (; first != last; ++first) push_back(*first);
   }
+  /// @{
+  /// Copies and moves, as std::vector's (a move leaves `other` empty).
   Dims(const Dims& other) { copy_from(other); }
-  Dims(Dims&& other) noexcept { move_from(other); }
+  Dims(Dims&& other) noexcept { move_from(other); }  ///< leaves `other` empty
   Dims& operator=(const Dims& other) {
     if (this != &other) release(), copy_from(other);
     return *this;
@@ -50,8 +57,11 @@ class Dims {
     if (this != &other) release(), move_from(other);
     return *this;
   }
+  /// @}
   ~Dims() { release(); }
 
+  /// @{
+  /// std::vector's accessors and iterators (unchecked, as std::vector's operator[]).
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   int64_t* data() { return on_heap() ? heap_ : inline_; }
@@ -66,16 +76,19 @@ class Dims {
   const_iterator end() const { return data() + size_; }
   const_reverse_iterator rbegin() const { return const_reverse_iterator(end()); }
   const_reverse_iterator rend() const { return const_reverse_iterator(begin()); }
+  /// @}
 
+  /// Appends `value`, moving to the heap past kInline values.
   void push_back(int64_t value) {
     if (size_ == capacity_) grow(size_ + 1);
     data()[size_++] = value;
   }
-  void clear() { size_ = 0; }
+  void clear() { size_ = 0; }  ///< size 0; the capacity stays
   /// Inserts `value` before `pos`; returns an iterator to it.
   iterator insert(const_iterator pos, int64_t value);
   /// Inserts the values of [first, last) before `pos` (which must not point into them).
   iterator insert(const_iterator pos, const_iterator first, const_iterator last);
+  /// Inserts `values` before `pos`.
   iterator insert(const_iterator pos, std::initializer_list<int64_t> values) {
     return insert(pos, values.begin(), values.end());
   }
@@ -124,7 +137,8 @@ class Dims {
 /// Sizes of a tensor's dimensions; prints as "(2, 3)".
 class Shape : public Dims {
  public:
-  using Dims::Dims;
+  using Dims::Dims;  ///< the constructors of Dims
+  /// The sizes in `d`.
   Shape(const Dims& d) : Dims(d) {}
   /// Product of the sizes (1 for a 0-d shape). Throws ValueError on a negative size or when the sizes
   /// other than 0 multiply past int64 (their product is a stride).
@@ -137,8 +151,8 @@ using Strides = Dims;
 Strides contiguous_strides(const Shape& shape);
 /// What a new contiguous tensor needs of its shape: its row-major strides and its element count.
 struct ContiguousLayout {
-  Strides strides;
-  int64_t numel = 0;
+  Strides strides;   ///< contiguous_strides(shape)
+  int64_t numel = 0;  ///< shape.numel()
 };
 /// contiguous_strides and Shape::numel (with its ValueErrors) in one pass over the shape: every new tensor
 /// needs both, and on small tensors (several per op) the two passes and their calls added up.
@@ -152,6 +166,7 @@ std::ostream& operator<<(std::ostream& os, const Shape& shape);
 
 }  // namespace tg
 
+/// Formats a Shape as "(2, 3)", "(4,)", "()".
 template <>
 struct fmt::formatter<tg::Shape> : fmt::formatter<std::string_view> {
   auto format(const tg::Shape& s, format_context& ctx) const {

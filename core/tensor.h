@@ -22,15 +22,15 @@ class StoragePtr;
 /// Small buffers (up to kInlineBytes) sit in the same pool block as this header: one block per tensor.
 class Storage {
  public:
-  static constexpr int64_t kInlineBytes = 1024 - 64;  // a block of at most 1 KB: header (64 B) + buffer
+  static constexpr int64_t kInlineBytes = 1024 - 64;  ///< a block of at most 1 KB: header (64 B) + buffer
   /// A new buffer of `nbytes` (uninitialised, version 0). Throws std::bad_alloc.
   static StoragePtr make(int64_t nbytes);
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
-  void* data = nullptr;
-  int64_t nbytes = 0;
-  uint64_t version = 0;
+  void* data = nullptr;  ///< the buffer (null for 0 bytes)
+  int64_t nbytes = 0;  ///< its size
+  uint64_t version = 0;  ///< in-place writes so far
 
  private:
   friend class StoragePtr;
@@ -48,11 +48,12 @@ class Storage {
 class StoragePtr {
  public:
   StoragePtr() = default;
-  StoragePtr(std::nullptr_t) {}
-  StoragePtr(const StoragePtr& o) noexcept : p_(o.p_) {
+  StoragePtr(std::nullptr_t) {}  ///< a null handle
+  StoragePtr(const StoragePtr& o) noexcept : p_(o.p_) {  ///< shares the storage
     if (p_) p_->strong_.fetch_add(1, std::memory_order_relaxed);
   }
-  StoragePtr(StoragePtr&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  StoragePtr(StoragePtr&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }  ///< takes the storage, leaving `o` null
+  /// Takes `o`'s storage (copied or moved in), dropping this one's.
   StoragePtr& operator=(StoragePtr o) noexcept {
     std::swap(p_, o.p_);
     return *this;
@@ -60,14 +61,14 @@ class StoragePtr {
   ~StoragePtr() {
     if (p_ && p_->strong_.fetch_sub(1, std::memory_order_acq_rel) == 1) p_->drop_strong();
   }
-  Storage* get() const { return p_; }
-  Storage* operator->() const { return p_; }
-  Storage& operator*() const { return *p_; }
-  explicit operator bool() const { return p_ != nullptr; }
+  Storage* get() const { return p_; }  ///< the storage, or null
+  Storage* operator->() const { return p_; }  ///< the storage
+  Storage& operator*() const { return *p_; }  ///< the storage
+  explicit operator bool() const { return p_ != nullptr; }  ///< whether there is a storage
   /// The number of StoragePtrs to this storage (0 for none), like shared_ptr::use_count.
   long use_count() const { return p_ ? long(p_->strong_.load(std::memory_order_relaxed)) : 0; }
-  friend bool operator==(const StoragePtr& a, const StoragePtr& b) { return a.p_ == b.p_; }
-  friend bool operator==(const StoragePtr& a, std::nullptr_t) { return a.p_ == nullptr; }
+  friend bool operator==(const StoragePtr& a, const StoragePtr& b) { return a.p_ == b.p_; }  ///< the same storage
+  friend bool operator==(const StoragePtr& a, std::nullptr_t) { return a.p_ == nullptr; }  ///< whether null
 
  private:
   friend class Storage;
@@ -81,12 +82,14 @@ class StoragePtr {
 class StorageVersion {
  public:
   StorageVersion() = default;
+  /// A handle on `s`'s version (an empty one when `s` is null).
   explicit StorageVersion(const StoragePtr& s) noexcept : p_(s.get()) {
     if (p_) p_->weak_.fetch_add(1, std::memory_order_relaxed);
   }
   StorageVersion(const StorageVersion&) = delete;
   StorageVersion& operator=(const StorageVersion&) = delete;
-  StorageVersion(StorageVersion&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  StorageVersion(StorageVersion&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }  ///< takes `o`'s handle, leaving it empty
+  /// Swaps with `o`.
   StorageVersion& operator=(StorageVersion&& o) noexcept {
     std::swap(p_, o.p_);
     return *this;
@@ -94,7 +97,7 @@ class StorageVersion {
   ~StorageVersion() {
     if (p_) p_->drop_weak();
   }
-  explicit operator bool() const { return p_ != nullptr; }
+  explicit operator bool() const { return p_ != nullptr; }  ///< whether it refers to a storage
   /// The storage's version now (frozen once its last tensor is gone: nothing can write it then).
   uint64_t version() const { return p_->version; }
 
@@ -125,20 +128,21 @@ Tensor empty_for(const Shape& shape, DType dtype, const char* op);  // kernel_ut
 class Tensor {
  public:
   Tensor() = default;  ///< An undefined tensor (`defined()` is false).
+  /// A view of `storage` with the given layout, as the views below make them (no check of bounds).
   Tensor(StoragePtr storage, Shape shape, Strides strides, int64_t offset, DType dtype);
 
-  bool defined() const { return storage_ != nullptr; }
-  DType dtype() const { return dtype_; }
-  const Shape& shape() const { return shape_; }
-  const Strides& strides() const { return strides_; }
-  int64_t offset() const { return offset_; }
-  int64_t dim() const { return int64_t(shape_.size()); }
+  bool defined() const { return storage_ != nullptr; }  ///< false for a default-constructed tensor
+  DType dtype() const { return dtype_; }  ///< the element type
+  const Shape& shape() const { return shape_; }  ///< the size of each dim
+  const Strides& strides() const { return strides_; }  ///< the step, in elements, between neighbours along each dim
+  int64_t offset() const { return offset_; }  ///< the first element's index in the storage, in elements
+  int64_t dim() const { return int64_t(shape_.size()); }  ///< the number of dims
   /// Size of dimension `d` (negative counts from the end); throws IndexError when out of range.
   int64_t size(int64_t d) const;
-  int64_t numel() const { return numel_; }
+  int64_t numel() const { return numel_; }  ///< the number of elements, the product of the sizes
   /// Row-major with no gaps (size-1 dims may have any stride); known from construction.
   bool is_contiguous() const { return contiguous_; }
-  const StoragePtr& storage() const { return storage_; }
+  const StoragePtr& storage() const { return storage_; }  ///< the shared buffer (null when undefined)
   /// Number of in-place writes to the underlying storage so far.
   uint64_t version() const { return storage_ ? storage_->version : 0; }
 
@@ -169,6 +173,7 @@ class Tensor {
   Tensor view(const Shape& shape) const;
   /// Merges dims start..end (inclusive) into one.
   Tensor flatten(int64_t start = 0, int64_t end = -1) const;
+  /// Swaps dims d0 and d1 (negative count from the end); IndexError when out of range.
   Tensor transpose(int64_t d0, int64_t d1) const;
   /// Reorders dims: result dim i is input dim dims[i]; dims must be a permutation.
   Tensor permute(const std::vector<int64_t>& dims) const;
@@ -181,6 +186,7 @@ class Tensor {
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   /// Removes `dim`, keeping entry `index` (negative counts from the end).
   Tensor select(int64_t dim, int64_t index) const;
+  /// Inserts a size-1 dim at `dim` (in [-dim()-1, dim()]).
   Tensor unsqueeze(int64_t dim) const;
   /// Removes `dim` if its size is 1 (otherwise returns the same view, as PyTorch).
   Tensor squeeze(int64_t dim) const;
@@ -201,7 +207,9 @@ class Tensor {
   // ---- in place (bump the storage version) ----
   // copy_, add_, mul_, addcmul_ and addcdiv_ throw ValueError when this tensor has elements that share
   // memory (an expand's stride-0 dims): the update would hit one address several times.
+  /// Sets every element to `value`; ValueError for a value the dtype cannot hold (NaN or out of range into i64).
   Tensor& fill_(double value);
+  /// Sets every element to 0.
   Tensor& zero_();
   /// Copies `src` (broadcast to this shape, converted to this dtype) into this tensor's elements.
   /// ValueError, before anything is written, when a float `src` holds NaN, inf or a value outside i64's
@@ -209,7 +217,9 @@ class Tensor {
   Tensor& copy_(const Tensor& src);
   /// this += alpha * other (other broadcast to this shape).
   Tensor& add_(const Tensor& other, double alpha = 1.0);
+  /// this *= other elementwise (other broadcast to this shape).
   Tensor& mul_(const Tensor& other);
+  /// this *= value.
   Tensor& mul_(double value);
   /// this += value * a * b, elementwise (the optimizers' moment update).
   Tensor& addcmul_(const Tensor& a, const Tensor& b, double value = 1.0);

@@ -15,9 +15,11 @@ namespace tg::data {
 /// polarity), for fields pad_collate padded; undefined otherwise. indices: the dataset index of each row
 /// (the DataLoader fills it in).
 struct Batch {
-  std::vector<Tensor> fields, masks;
-  std::vector<int64_t> indices;
-  int64_t size() const { return int64_t(indices.size()); }
+  std::vector<Tensor> fields;                               ///< each field stacked over the examples (B, ...)
+  std::vector<Tensor> masks;                                ///< per field, (B, L) true at padding, or undefined
+  std::vector<int64_t> indices;                             ///< the dataset index of each row
+  int64_t size() const { return int64_t(indices.size()); }  ///< the number of examples, B
+  /// Field k, stacked (B, ...); std::out_of_range past the fields.
   const Tensor& operator[](size_t k) const { return fields.at(k); }
 };
 
@@ -29,8 +31,9 @@ using Collate = std::function<Batch(const std::vector<Example>& examples)>;
 /// whose shapes / dtypes differ.
 Batch default_collate(const std::vector<Example>& examples);
 
+/// pad_collate's options.
 struct PadCollateOptions {
-  double padding_value = 0;  ///< written at padded positions (e.g. the <pad> token id)
+  double padding_value = 0;  ///< written at padded positions (e.g. the `<pad>` token id)
 };
 /// Pads variable-length fields: a field of rank >= 1 becomes (B, L, ...) with L and every trailing size
 /// the largest in the batch, filled with padding_value past each example's extent; masks[k] is (B, L),

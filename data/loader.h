@@ -14,14 +14,15 @@
 
 namespace tg::data {
 
+/// DataLoader's options, PyTorch's names and defaults.
 struct DataLoaderOptions {
-  int64_t batch_size = 1;      ///< >= 1
-  bool shuffle = false;        ///< a RandomSampler seeded with `seed` (when no sampler is given)
-  uint64_t seed = 0;
-  bool drop_last = false;      ///< drop the last batch when it is smaller than batch_size
-  int64_t num_workers = 0;     ///< threads building batches ahead; 0: on the calling thread, when asked for
-  int64_t prefetch_factor = 2; ///< batches built ahead per worker, >= 1
-  Collate collate = default_collate;
+  int64_t batch_size = 1;             ///< >= 1
+  bool shuffle = false;               ///< a RandomSampler seeded with `seed` (when no sampler is given)
+  uint64_t seed = 0;                  ///< the RandomSampler's seed
+  bool drop_last = false;             ///< drop the last batch when it is smaller than batch_size
+  int64_t num_workers = 0;            ///< threads building batches ahead; 0: on the calling thread, when asked for
+  int64_t prefetch_factor = 2;        ///< batches built ahead per worker, >= 1
+  Collate collate = default_collate;  ///< how a batch is made of examples: default_collate, pad_collate or the user's
   /// Overrides shuffle/seed (e.g. a DistributedSampler); its indices must be < the dataset's size.
   std::shared_ptr<Sampler> sampler = nullptr;
 };
@@ -29,8 +30,10 @@ struct DataLoaderOptions {
 /// The loader's position, enough to continue an interrupted epoch with the same batches: the epoch, the
 /// batches of it already handed out, and the sampler's state before it drew this epoch's order.
 struct LoaderState {
-  int64_t epoch = 0, batch = 0, num_batches = 0;
-  std::string sampler;
+  int64_t epoch = 0;        ///< the epoch under way
+  int64_t batch = 0;        ///< its batches already handed out
+  int64_t num_batches = 0;  ///< its batch count, checked on load
+  std::string sampler;      ///< the sampler's state() before it drew this epoch's order
 };
 
 /// Usage: `for (const Batch& b : loader) { ... }` runs one epoch (or the rest of one, after load_state or
@@ -54,7 +57,7 @@ class DataLoader {
   /// after its last batch is handed out, and epoch() moves on. Rethrows a worker's exception (from get()
   /// or collate) at the batch that raised it, as with 0 workers.
   Iterator begin();
-  Sentinel end() const { return {}; }
+  Sentinel end() const { return {}; }  ///< the end of the epoch
 
   /// The position: after the k-th batch of epoch e was handed out, {e, k}; after an epoch's last batch,
   /// {e + 1, 0}. Save it with the model after training on a batch; loading it continues with the next.
@@ -78,15 +81,17 @@ class DataLoader {
   Batch current_;
 };
 
+/// Walks the batches of one epoch (range-for); a batch stays valid until the next ++.
 class DataLoader::Iterator {
  public:
-  const Batch& operator*() const { return *batch_; }
-  const Batch* operator->() const { return batch_; }
+  const Batch& operator*() const { return *batch_; }  ///< the current batch
+  const Batch* operator->() const { return batch_; }  ///< the current batch's members
+  /// Moves to the next batch; rethrows a worker's exception at the batch that raised it.
   Iterator& operator++() {
     batch_ = loader_->next();
     return *this;
   }
-  bool operator==(Sentinel) const { return batch_ == nullptr; }
+  bool operator==(Sentinel) const { return batch_ == nullptr; }  ///< whether the epoch is over
 
  private:
   friend class DataLoader;

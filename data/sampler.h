@@ -24,6 +24,7 @@ class Sampler {
   /// What decides the next indices() beyond the options: the generator's state ("" for none), and its
   /// restoration (ValueError for text that is not a state of this sampler).
   virtual std::string state() const { return ""; }
+  /// Restores state(); ValueError for text that is not a state of this sampler.
   virtual void load_state(const std::string& state);
 };
 
@@ -48,6 +49,7 @@ class RandomSampler : public Sampler {
   int64_t size() const override { return n_; }
   std::vector<int64_t> indices() override;
   std::string state() const override { return gen_.get_state(); }
+  /// Restores state(); ValueError for text that is not a generator state.
   void load_state(const std::string& state) override { gen_.set_state(state); }
 
  private:
@@ -55,10 +57,11 @@ class RandomSampler : public Sampler {
   Generator gen_;
 };
 
+/// WeightedRandomSampler's options.
 struct WeightedRandomSamplerOptions {
-  int64_t num_samples = 0;   ///< indices per epoch, > 0
-  bool replacement = true;   ///< false: each index at most once per epoch (num_samples <= nonzero weights)
-  uint64_t seed = 0;
+  int64_t num_samples = 0;  ///< indices per epoch, > 0
+  bool replacement = true;  ///< false: each index at most once per epoch (num_samples <= nonzero weights)
+  uint64_t seed = 0;        ///< of its generator
 };
 /// Index i with probability weights[i] / sum(weights), as torch.utils.data.WeightedRandomSampler. Weights
 /// need not sum to 1. With replacement, num_samples independent draws (inverse CDF); without, a weighted
@@ -68,10 +71,12 @@ struct WeightedRandomSamplerOptions {
 /// than nonzero weights.
 class WeightedRandomSampler : public Sampler {
  public:
+  /// ValueError as above.
   WeightedRandomSampler(std::vector<double> weights, const WeightedRandomSamplerOptions& options);
   int64_t size() const override { return options_.num_samples; }
   std::vector<int64_t> indices() override;
   std::string state() const override { return gen_.get_state(); }
+  /// Restores state(); ValueError for text that is not a generator state.
   void load_state(const std::string& state) override { gen_.set_state(state); }
 
  private:
@@ -80,12 +85,13 @@ class WeightedRandomSampler : public Sampler {
   Generator gen_;
 };
 
+/// DistributedSampler's options, PyTorch's names.
 struct DistributedSamplerOptions {
   int64_t world_size = 1;  ///< processes (PyTorch's num_replicas), >= 1
   int64_t rank = 0;        ///< this process, in [0, world_size)
-  bool shuffle = true;
+  bool shuffle = true;     ///< a new order each epoch (set_epoch), the same on every rank
   uint64_t seed = 0;       ///< must be the same on every rank
-  bool drop_last = false;
+  bool drop_last = false;  ///< floor(n / world_size) per rank instead of padding to ceil
 };
 /// This rank's shard of 0..n-1 for data-parallel training, as torch.utils.data.DistributedSampler: each
 /// epoch the indices are permuted by a generator seeded with seed + epoch (the same on every rank, no
@@ -101,7 +107,7 @@ class DistributedSampler : public Sampler {
   int64_t size() const override { return num_samples_; }
   std::vector<int64_t> indices() override;
   void set_epoch(int64_t epoch) override { epoch_ = epoch; }
-  int64_t epoch() const { return epoch_; }
+  int64_t epoch() const { return epoch_; }  ///< the epoch set_epoch gave
 
  private:
   int64_t n_;

@@ -12,7 +12,9 @@ class ReLU : public Layer {
   std::string type_name() const override { return "ReLU"; }
 };
 
+/// GELU's options.
 struct GELUOptions {
+  /// The exact form (none) or the tanh approximation.
   enum class Approximate { none, tanh };
   Approximate approximate = Approximate::none;  ///< none: x·Φ(x) with erf; tanh: the tanh approximation
 };
@@ -20,10 +22,11 @@ struct GELUOptions {
 /// GELU (Hendrycks & Gimpel 2016), as torch.nn.GELU(approximate=...).  Any shape.
 class GELU : public Layer {
  public:
+  /// A GELU of the given form.
   explicit GELU(const GELUOptions& options = {}) : options_(options) {}
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "GELU"; }
-  const GELUOptions& options() const { return options_; }
+  const GELUOptions& options() const { return options_; }  ///< as constructed
 
  private:
   GELUOptions options_;
@@ -50,31 +53,35 @@ class SiLU : public Layer {
   std::string type_name() const override { return "SiLU"; }
 };
 
+/// LeakyReLU's options.
 struct LeakyReLUOptions {
-  double negative_slope = 0.01;
+  double negative_slope = 0.01;  ///< the slope for x < 0
 };
 /// x for x > 0, negative_slope·x otherwise, as torch.nn.LeakyReLU.  Any shape.
 class LeakyReLU : public Layer {
  public:
+  /// A LeakyReLU of the given slope.
   explicit LeakyReLU(const LeakyReLUOptions& options = {}) : options_(options) {}
   Variable forward(const Variable& x) override { return leaky_relu(x, options_.negative_slope); }
   std::string type_name() const override { return "LeakyReLU"; }
-  const LeakyReLUOptions& options() const { return options_; }
+  const LeakyReLUOptions& options() const { return options_; }  ///< as constructed
 
  private:
   LeakyReLUOptions options_;
 };
 
+/// ELU's options.
 struct ELUOptions {
-  double alpha = 1.0;
+  double alpha = 1.0;  ///< α, the value approached as x -> -∞ is -α
 };
 /// x for x > 0, α·(eˣ - 1) otherwise (Clevert et al. 2016), as torch.nn.ELU.  Any shape.
 class ELU : public Layer {
  public:
+  /// An ELU of the given α.
   explicit ELU(const ELUOptions& options = {}) : options_(options) {}
   Variable forward(const Variable& x) override { return elu(x, options_.alpha); }
   std::string type_name() const override { return "ELU"; }
-  const ELUOptions& options() const { return options_; }
+  const ELUOptions& options() const { return options_; }  ///< as constructed
 
  private:
   ELUOptions options_;
@@ -87,6 +94,7 @@ class SELU : public Layer {
   std::string type_name() const override { return "SELU"; }
 };
 
+/// Softplus's options.
 struct SoftplusOptions {
   double beta = 1.0;        ///< finite and nonzero
   double threshold = 20.0;  ///< x itself where beta·x > threshold
@@ -95,27 +103,30 @@ struct SoftplusOptions {
 /// not finite.
 class Softplus : public Layer {
  public:
+  /// ValueError when beta is 0 or not finite.
   explicit Softplus(const SoftplusOptions& options = {});
   Variable forward(const Variable& x) override { return softplus(x, options_.beta, options_.threshold); }
   std::string type_name() const override { return "Softplus"; }
-  const SoftplusOptions& options() const { return options_; }
+  const SoftplusOptions& options() const { return options_; }  ///< as constructed
 
  private:
   SoftplusOptions options_;
 };
 
+/// Hardtanh's options.
 struct HardtanhOptions {
-  double min_val = -1.0;
-  double max_val = 1.0;
+  double min_val = -1.0;  ///< the lower limit
+  double max_val = 1.0;   ///< the upper limit
 };
 /// x limited to [min_val, max_val], as torch.nn.Hardtanh.  Any shape.  ValueError from the constructor when
 /// min_val > max_val.
 class Hardtanh : public Layer {
  public:
+  /// ValueError when min_val > max_val.
   explicit Hardtanh(const HardtanhOptions& options = {});
   Variable forward(const Variable& x) override { return hardtanh(x, options_.min_val, options_.max_val); }
   std::string type_name() const override { return "Hardtanh"; }
-  const HardtanhOptions& options() const { return options_; }
+  const HardtanhOptions& options() const { return options_; }  ///< as constructed
 
  private:
   HardtanhOptions options_;
@@ -131,10 +142,11 @@ class Mish : public Layer {
 /// Softmax along `dim` (negative counts from the end); IndexError from forward when dim is out of range.
 class Softmax : public Layer {
  public:
+  /// Softmax along `dim` (checked at forward).
   explicit Softmax(int64_t dim) : dim_(dim) {}
   Variable forward(const Variable& x) override { return softmax(x, dim_); }
   std::string type_name() const override { return "Softmax"; }
-  int64_t dim() const { return dim_; }
+  int64_t dim() const { return dim_; }  ///< the dim it normalises along
 
  private:
   int64_t dim_;

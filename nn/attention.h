@@ -6,24 +6,27 @@
 
 namespace tg::nn {
 
+/// MultiHeadAttention's options, PyTorch's nn.MultiheadAttention arguments (nhead is num_heads).
 struct MultiHeadAttentionOptions {
-  int64_t d_model = 0;    ///< E, the query and output width
-  int64_t num_heads = 0;  ///< H; d_model must be a multiple of it (each head has d_k = E/H)
-  double dropout = 0.0;   ///< on the attention weights, in training only
-  bool bias = true;       ///< in_proj_bias and out_proj.bias
-  int64_t kdim = 0;       ///< key width; 0 = d_model
-  int64_t vdim = 0;       ///< value width; 0 = d_model
+  int64_t d_model = 0;      ///< E, the query and output width
+  int64_t num_heads = 0;    ///< H; d_model must be a multiple of it (each head has d_k = E/H)
+  double dropout = 0.0;     ///< on the attention weights, in training only
+  bool bias = true;         ///< in_proj_bias and out_proj.bias
+  int64_t kdim = 0;         ///< key width; 0 = d_model
+  int64_t vdim = 0;         ///< value width; 0 = d_model
   bool batch_first = true;  ///< (B, S, E) when true, (S, B, E) when false
-  DType dtype = f32;
+  DType dtype = f32;        ///< of every parameter
 };
 
 /// The keys and values of the positions a MultiHeadAttention has seen, per head, for incremental decoding
 /// (the "past_key_values" of GPT-2 implementations): keys and values (B, H, T, d_k), undefined before the
 /// first call. A call that is given a cache appends its new keys and values to it and attends over all T.
 struct KVCache {
-  Variable keys, values;
+  Variable keys;    ///< (B, H, T, d_k)
+  Variable values;  ///< (B, H, T, d_v)
   /// T, the number of cached positions (0 when empty).
   int64_t length() const { return keys ? keys.size(2) : 0; }
+  /// Empties the cache, for a new sequence.
   void clear() { keys = values = Variable(); }
 };
 
@@ -37,7 +40,7 @@ struct MhaCall {
   /// attn_mask. Without weights and with S_k = T + S_q (self-attention), the work above the diagonal is
   /// skipped (scaled_dot_product_attention's is_causal).
   bool is_causal = false;
-  bool need_weights = true;
+  bool need_weights = true;  ///< return the attention weights (AttentionOutput::weights); false leaves them undefined
   /// Weights averaged over heads (B, S_q, S_k) instead of per head (B, H, S_q, S_k).
   bool average_attn_weights = true;
   /// When set, the projected keys and values of this call are appended to *cache and the query attends
@@ -46,6 +49,7 @@ struct MhaCall {
   KVCache* cache = nullptr;
 };
 
+/// What MultiHeadAttention::forward returns.
 struct AttentionOutput {
   Variable output;   ///< (B, S_q, E), or (S_q, B, E) when !batch_first
   /// (B, H, S_q, S_k), or (B, S_q, S_k) averaged; as used (after dropout in training), as PyTorch returns
@@ -60,24 +64,27 @@ struct AttentionOutput {
 /// attention (PyTorch gives NaN). ValueError when d_model is not a multiple of num_heads.
 class MultiHeadAttention : public Layer {
  public:
+  /// ValueError when d_model is not a multiple of num_heads, or for non-positive sizes or dropout outside [0, 1).
   explicit MultiHeadAttention(const MultiHeadAttentionOptions& options);
   /// query (B, S_q, E), key (B, S_k, kdim), value (B, S_k, vdim) (seq-first when !batch_first).
   /// ShapeError naming both shapes when inputs or masks do not fit; DTypeError for an integer mask.
   AttentionOutput forward(const Variable& query, const Variable& key, const Variable& value,
                           const MhaCall& call = {});
   std::string type_name() const override { return "MultiHeadAttention"; }
-  const MultiHeadAttentionOptions& options() const { return options_; }
+  const MultiHeadAttentionOptions& options() const { return options_; }  ///< as constructed
   /// The parameters by PyTorch's names, for reading them or setting them with copy_: in_proj_weight (3E, E)
   /// (rows q, k, v) and in_proj_bias (3E), or, when kdim or vdim differ from E, q/k/v_proj_weight with
   /// in_proj_weight undefined; in_proj_bias undefined without bias.
   Variable in_proj_weight() const { return in_proj_weight_; }
-  Variable in_proj_bias() const { return in_proj_bias_; }
-  Variable q_proj_weight() const { return q_proj_weight_; }
+  Variable in_proj_bias() const { return in_proj_bias_; }    ///< (3E), see above
+  Variable q_proj_weight() const { return q_proj_weight_; }  ///< (E, E) when kdim or vdim differ from E, else undefined
+  /// (E, kdim) when kdim or vdim differ from E, else undefined.
   Variable k_proj_weight() const { return k_proj_weight_; }
+  /// (E, vdim) when kdim or vdim differ from E, else undefined.
   Variable v_proj_weight() const { return v_proj_weight_; }
   /// The output projection, a Dense E -> E ("out_proj.weight", "out_proj.bias").
   Dense& out_proj() { return out_proj_; }
-  const Dense& out_proj() const { return out_proj_; }
+  const Dense& out_proj() const { return out_proj_; }  ///< the output projection, read-only
 
  private:
   // The unary Layer::forward(x), which throws for this layer: declared here so that it is hidden on purpose

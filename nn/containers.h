@@ -42,8 +42,8 @@ class ModuleList : public Layer {
     append(std::move(layer));
     return ref;
   }
-  int64_t size() const { return int64_t(layers_.size()); }
-  bool empty() const { return layers_.empty(); }
+  int64_t size() const { return int64_t(layers_.size()); }  ///< the number of layers
+  bool empty() const { return layers_.empty(); }            ///< whether there is none
   /// The i-th layer, i in [-size(), size()) (negative counts from the end, as in Python); IndexError outside.
   Layer& operator[](int64_t i);
   /// The i-th layer as a T (to call its own forward overloads); ValueError when it is not a T.
@@ -80,7 +80,7 @@ class ModuleDict : public Layer {
   bool contains(const std::string& key) const;
   /// The layer under `key`; IndexError naming the key and the keys present when it is missing.
   Layer& at(const std::string& key);
-  Layer& operator[](const std::string& key) { return at(key); }
+  Layer& operator[](const std::string& key) { return at(key); }  ///< at(key)
   /// The layer under `key` as a T; ValueError when it is not a T.
   template <class T>
   T& get(const std::string& key) {
@@ -90,8 +90,8 @@ class ModuleDict : public Layer {
   std::unique_ptr<Layer> pop(const std::string& key);
   /// The keys in insertion order.
   std::vector<std::string> keys() const;
-  int64_t size() const { return int64_t(entries_.size()); }
-  bool empty() const { return entries_.empty(); }
+  int64_t size() const { return int64_t(entries_.size()); }  ///< the number of layers
+  bool empty() const { return entries_.empty(); }            ///< whether there is none
   std::string type_name() const override { return "ModuleDict"; }
 
  private:

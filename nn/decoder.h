@@ -8,18 +8,19 @@
 
 namespace tg::nn {
 
+/// DecoderLayer's options, PyTorch's TransformerDecoderLayer arguments (nhead is num_heads).
 struct DecoderLayerOptions {
-  int64_t d_model = 0;
-  int64_t num_heads = 0;
-  int64_t dim_feedforward = 2048;
+  int64_t d_model = 0;  ///< E, the width of the target, the memory and the output
+  int64_t num_heads = 0;  ///< H; E must be a multiple of it
+  int64_t dim_feedforward = 2048;  ///< the feed-forward block's hidden width
   double dropout = 0.1;  ///< after each attention block and the feed-forward, inside it, on attention weights
-  Activation activation = Activation::relu;
-  double layer_norm_eps = 1e-5;
+  Activation activation = Activation::relu;  ///< of the feed-forward block
+  double layer_norm_eps = 1e-5;  ///< ε of the LayerNorms
   bool norm_first = false;  ///< pre-norm (GPT-2, Xiong et al. 2020) instead of the original post-norm
   /// false = a decoder-only layer (the GPT block): self-attention and feed-forward, no memory.
   bool cross_attention = true;
   bool batch_first = true;  ///< (B, T, E) when true (as our encoder), (T, B, E) when false (PyTorch's default)
-  DType dtype = f32;
+  DType dtype = f32;        ///< of every parameter
 };
 
 /// The optional arguments of a decoder call, with PyTorch's names (TransformerDecoder.forward). T is the
@@ -56,16 +57,17 @@ class DecoderLayer : public Layer {
   /// forward(tgt, {}, {}): a decoder-only layer without masks (causality is not implied, as in PyTorch).
   Variable forward(const Variable& tgt) override;
   std::string type_name() const override { return "DecoderLayer"; }
-  const DecoderLayerOptions& options() const { return options_; }
+  const DecoderLayerOptions& options() const { return options_; }  ///< as constructed
   /// The sub-layers by PyTorch's names, for reading or setting their parameters; multihead_attn and norm3
   /// throw ValueError on a layer without cross-attention.
   MultiHeadAttention& self_attn() { return self_attn_; }
-  MultiHeadAttention& multihead_attn();
-  Dense& linear1() { return linear1_; }
-  Dense& linear2() { return linear2_; }
-  LayerNorm& norm1() { return norm1_; }
+  MultiHeadAttention& multihead_attn();  ///< the cross-attention over the memory
+  Dense& linear1() { return linear1_; }  ///< E -> dim_feedforward
+  Dense& linear2() { return linear2_; }  ///< dim_feedforward -> E
+  LayerNorm& norm1() { return norm1_; }  ///< around the self-attention block
+  /// Around the cross-attention block, or the feed-forward block without cross-attention.
   LayerNorm& norm2() { return norm2_; }
-  LayerNorm& norm3();
+  LayerNorm& norm3();  ///< around the feed-forward block
 
  private:
   friend class Decoder;
@@ -88,10 +90,11 @@ class DecoderLayer : public Layer {
   std::unique_ptr<Dropout> dropout3_;  // null without cross-attention
 };
 
+/// Decoder's options: num_layers layers of the same options.
 struct DecoderOptions {
-  DecoderLayerOptions layer;
-  int64_t num_layers = 0;
-  bool final_norm = false;  ///< a LayerNorm "norm" after the last layer (needed with norm_first; GPT-2's ln_f)
+  DecoderLayerOptions layer;  ///< the options of every layer
+  int64_t num_layers = 0;     ///< how many layers (> 0)
+  bool final_norm = false;    ///< a LayerNorm "norm" after the last layer (needed with norm_first; GPT-2's ln_f)
 };
 
 /// A stack of num_layers DecoderLayers ("layers.0", "layers.1", ...) and an optional final LayerNorm
@@ -106,8 +109,9 @@ class Decoder : public Layer {
   /// forward(tgt, {}, {}).
   Variable forward(const Variable& tgt) override;
   std::string type_name() const override { return "Decoder"; }
-  const DecoderOptions& options() const { return options_; }
-  int64_t num_layers() const { return int64_t(layers_.size()); }
+  const DecoderOptions& options() const { return options_; }      ///< as constructed
+  int64_t num_layers() const { return int64_t(layers_.size()); }  ///< how many layers
+  /// Layer i, for reading or setting its parameters (std::out_of_range past the end).
   DecoderLayer& layer(int64_t i) { return *layers_.at(size_t(i)); }
 
  private:

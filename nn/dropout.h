@@ -8,12 +8,13 @@ namespace tg::nn {
 /// the default generator when null.
 class Dropout : public Layer {
  public:
+  /// ValueError unless 0 <= p <= 1.
   explicit Dropout(double p = 0.5, Generator* gen = nullptr);
   Variable forward(const Variable& x) override;
   /// forward(relu(x)) as one op (relu_dropout): the same values, draws and gradients in one pass each way.
   Variable forward_relu(const Variable& x);
   std::string type_name() const override { return "Dropout"; }
-  double p() const { return p_; }
+  double p() const { return p_; }  ///< the probability of zeroing an element
 
  private:
   double p_;

@@ -21,15 +21,16 @@ Variable feed_forward(Dense& linear1, Dropout& dropout, Dense& linear2, Activati
 /// ValueError unless dim_feedforward > 0, 0 <= dropout < 1 and layer_norm_eps > 0.
 void check_layer_options(const char* op, int64_t dim_feedforward, double dropout, double layer_norm_eps);
 
+/// EncoderLayer's options, PyTorch's TransformerEncoderLayer arguments (nhead is num_heads).
 struct EncoderLayerOptions {
-  int64_t d_model = 0;
-  int64_t num_heads = 0;
-  int64_t dim_feedforward = 2048;
+  int64_t d_model = 0;  ///< E, the width of the input and output
+  int64_t num_heads = 0;  ///< H; E must be a multiple of it
+  int64_t dim_feedforward = 2048;  ///< the feed-forward block's hidden width
   double dropout = 0.1;  ///< after attention, inside and after the feed-forward block, on attention weights
-  Activation activation = Activation::relu;
-  double layer_norm_eps = 1e-5;
+  Activation activation = Activation::relu;  ///< of the feed-forward block
+  double layer_norm_eps = 1e-5;  ///< ε of both LayerNorms
   bool norm_first = false;  ///< pre-norm (Xiong et al. 2020) instead of the original post-norm
-  DType dtype = f32;
+  DType dtype = f32;  ///< of every parameter
 };
 
 /// The optional arguments of an encoder call (see MhaCall).
@@ -46,7 +47,9 @@ struct EncoderCall {
 /// with ff(x) = linear2(drop(act(linear1(x)))). src: (B, S, d_model) -> (B, S, d_model).
 class EncoderLayer : public Layer {
  public:
+  /// ValueError for a non-positive size, E not a multiple of H, dropout outside [0, 1) or layer_norm_eps <= 0.
   explicit EncoderLayer(const EncoderLayerOptions& options);
+  /// The layer on src (B, S, E) with the call's masks; the attention's ShapeError/DTypeError for masks that do not fit.
   Variable forward(const Variable& src, const EncoderCall& call);
   Variable forward(const Variable& src) override;
   /// forward, also returning the self-attention weights per head (B, H, S, S) for inspection.
@@ -54,11 +57,11 @@ class EncoderLayer : public Layer {
   std::string type_name() const override { return "EncoderLayer"; }
   /// The sub-layers by PyTorch's names, for reading or setting their parameters.
   MultiHeadAttention& self_attn() { return self_attn_; }
-  Dense& linear1() { return linear1_; }
-  Dense& linear2() { return linear2_; }
-  LayerNorm& norm1() { return norm1_; }
-  LayerNorm& norm2() { return norm2_; }
-  const EncoderLayerOptions& options() const { return options_; }
+  Dense& linear1() { return linear1_; }                            ///< E -> dim_feedforward
+  Dense& linear2() { return linear2_; }                            ///< dim_feedforward -> E
+  LayerNorm& norm1() { return norm1_; }                            ///< before or after the attention block (norm_first)
+  LayerNorm& norm2() { return norm2_; }                            ///< before or after the feed-forward block
+  const EncoderLayerOptions& options() const { return options_; }  ///< as constructed
 
  private:
   AttentionOutput run(const Variable& src, const EncoderCall& call, bool need_weights);
@@ -73,21 +76,24 @@ class EncoderLayer : public Layer {
   Dropout dropout_, dropout1_, dropout2_;  // inside ff, after attention, after ff (torch's names)
 };
 
+/// Encoder's options: num_layers layers of the same options.
 struct EncoderOptions {
-  EncoderLayerOptions layer;
-  int64_t num_layers = 0;
-  bool final_norm = false;  ///< a LayerNorm "norm" after the last layer (needed with norm_first)
+  EncoderLayerOptions layer;  ///< the options of every layer
+  int64_t num_layers = 0;     ///< how many layers (> 0)
+  bool final_norm = false;    ///< a LayerNorm "norm" after the last layer (needed with norm_first)
 };
 
+/// What Encoder::forward_with_attention returns.
 struct EncoderOutput {
-  Variable output;                 ///< (B, S, d_model)
-  std::vector<Variable> attention; ///< per layer, the self-attention weights per head (B, H, S, S)
+  Variable output;                  ///< (B, S, d_model)
+  std::vector<Variable> attention;  ///< per layer, the self-attention weights per head (B, H, S, S)
 };
 
 /// A list of sub-layers named "0", "1", ... in order (PyTorch's ModuleList), so that a stack's parameters
 /// are "layers.0.linear1.weight" (a registered name may not contain '.'). Refers to, does not own, its layers.
 class LayerList : public Layer {
  public:
+  /// Registers `layer` as the next child, named by its index.
   void append(Layer& layer) { register_layer(std::to_string(named_children().size()), layer); }
   std::string type_name() const override { return "LayerList"; }
 };
@@ -96,15 +102,18 @@ class LayerList : public Layer {
 /// optional final LayerNorm ("norm"), as PyTorch's TransformerEncoder. src: (B, S, d_model).
 class Encoder : public Layer {
  public:
+  /// ValueError when num_layers <= 0, and as EncoderLayer.
   explicit Encoder(const EncoderOptions& options);
+  /// The layers in turn on src (B, S, E) with the same call, then the final norm; errors as EncoderLayer's.
   Variable forward(const Variable& src, const EncoderCall& call);
   Variable forward(const Variable& src) override;
   /// forward, also returning every layer's attention weights per head.
   EncoderOutput forward_with_attention(const Variable& src, const EncoderCall& call = {});
   std::string type_name() const override { return "Encoder"; }
-  int64_t num_layers() const { return int64_t(layers_.size()); }
+  int64_t num_layers() const { return int64_t(layers_.size()); }  ///< how many layers
+  /// Layer i, for reading or setting its parameters (std::out_of_range past the end).
   EncoderLayer& layer(int64_t i) { return *layers_.at(size_t(i)); }
-  const EncoderOptions& options() const { return options_; }
+  const EncoderOptions& options() const { return options_; }  ///< as constructed
 
  private:
   EncoderOutput run(const Variable& src, const EncoderCall& call, bool need_weights);

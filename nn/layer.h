@@ -12,6 +12,9 @@
 
 namespace tg::nn {
 
+/// The base of every model part (PyTorch's nn.Module, Keras's Layer): named parameters, buffers and
+/// sub-layers, train/eval mode, hooks, state_dict, save and load. A subclass registers its members in its
+/// constructor (or in build) and overrides forward; see docs/tutorial.md.
 class Layer {
  public:
   Layer() = default;
@@ -49,8 +52,8 @@ class Layer {
 
   /// Training mode (dropout active) for this layer and all sub-layers.
   void train(bool on = true);
-  void eval() { train(false); }
-  bool is_training() const { return training_; }
+  void eval() { train(false); }                   ///< train(false): eval mode for this layer and all sub-layers
+  bool is_training() const { return training_; }  ///< whether in training mode (the default)
   /// Drops the gradient of every parameter.
   void zero_grad();
 
@@ -71,7 +74,9 @@ class Layer {
   /// Called after every operator() with (layer, input, output), in registration order; returns a handle
   /// for remove_forward_hook (ValueError for a handle that is not registered).
   using ForwardHook = std::function<void(Layer&, const Variable& input, const Variable& output)>;
+  /// Adds `hook` (see ForwardHook); returns its handle.
   int register_forward_hook(ForwardHook hook);
+  /// Removes the forward hook of `handle`; ValueError for a handle that is not registered.
   void remove_forward_hook(int handle);
   /// PyTorch's register_full_backward_hook for calls through operator()(x): during backward, once the
   /// gradient of the layer's input is known, called with (layer, grad_input = dL/dx, grad_output = dL/dy),
@@ -80,7 +85,9 @@ class Layer {
   /// grad_input, as soon as grad_output is known, and their return value is ignored. The layer must outlive
   /// the backward of every graph it recorded a hook into. Returns a handle for remove_backward_hook.
   using BackwardHook = std::function<Variable(Layer&, const Variable& grad_input, const Variable& grad_output)>;
+  /// Adds `hook` (see BackwardHook); returns its handle.
   int register_backward_hook(BackwardHook hook);
+  /// Removes the backward hook of `handle`; ValueError for a handle that is not registered.
   void remove_backward_hook(int handle);
 
   /// A Keras-like table: one row per layer ("name (Type)", indented by depth) with the parameter count

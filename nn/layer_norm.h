@@ -3,11 +3,12 @@
 
 namespace tg::nn {
 
+/// LayerNorm's options, PyTorch's names.
 struct LayerNormOptions {
-  Shape normalized_shape;  ///< the trailing dims normalised over, as PyTorch's: {D} or {S, D}
-  double eps = 1e-5;
-  bool elementwise_affine = true;
-  DType dtype = f32;
+  Shape normalized_shape;          ///< the trailing dims normalised over, as PyTorch's: {D} or {S, D}
+  double eps = 1e-5;               ///< added to the variance
+  bool elementwise_affine = true;  ///< learn "weight" (1 at start) and "bias" (0) of normalized_shape
+  DType dtype = f32;               ///< of the parameters
 };
 
 /// Layer normalisation (Ba et al. 2016) over the trailing dims normalized_shape, as PyTorch's nn.LayerNorm:
@@ -16,13 +17,14 @@ struct LayerNormOptions {
 /// ShapeError naming both shapes when x does not end in normalized_shape.
 class LayerNorm : public Layer {
  public:
+  /// ValueError as above.
   explicit LayerNorm(const LayerNormOptions& options);
   Variable forward(const Variable& x) override;
   std::string type_name() const override { return "LayerNorm"; }
-  const LayerNormOptions& options() const { return options_; }
+  const LayerNormOptions& options() const { return options_; }  ///< as constructed
   /// The parameters (undefined without elementwise_affine); copy_ into them to set weights.
   Variable weight() const { return weight_; }
-  Variable bias() const { return bias_; }
+  Variable bias() const { return bias_; }  ///< (normalized_shape)
 
  private:
   LayerNormOptions options_;

@@ -16,10 +16,11 @@ using AvgPool1dOptions = AvgPool1dFuncOptions;
 /// = kernel_size unless given. ValueError for sizes < 1, or a padding negative or above kernel_size / 2.
 class MaxPool2d : public Layer {
  public:
+  /// ValueError as above.
   explicit MaxPool2d(const MaxPool2dOptions& options);
   Variable forward(const Variable& x) override { return max_pool2d(x, options_); }
   std::string type_name() const override { return "MaxPool2d"; }
-  const MaxPool2dOptions& options() const { return options_; }
+  const MaxPool2dOptions& options() const { return options_; }  ///< as constructed
 
  private:
   MaxPool2dOptions options_;
@@ -28,10 +29,11 @@ class MaxPool2d : public Layer {
 /// tg::max_pool1d: x (N, C, L) or (C, L) -> (N, C, L_out), L_out as MaxPool2d's H_out. Errors as MaxPool2d.
 class MaxPool1d : public Layer {
  public:
+  /// ValueError as MaxPool2d.
   explicit MaxPool1d(const MaxPool1dOptions& options);
   Variable forward(const Variable& x) override { return max_pool1d(x, options_); }
   std::string type_name() const override { return "MaxPool1d"; }
-  const MaxPool1dOptions& options() const { return options_; }
+  const MaxPool1dOptions& options() const { return options_; }  ///< as constructed
 
  private:
   MaxPool1dOptions options_;
@@ -42,10 +44,11 @@ class MaxPool1d : public Layer {
 /// Errors as MaxPool2d.
 class AvgPool2d : public Layer {
  public:
+  /// ValueError as MaxPool2d.
   explicit AvgPool2d(const AvgPool2dOptions& options);
   Variable forward(const Variable& x) override { return avg_pool2d(x, options_); }
   std::string type_name() const override { return "AvgPool2d"; }
-  const AvgPool2dOptions& options() const { return options_; }
+  const AvgPool2dOptions& options() const { return options_; }  ///< as constructed
 
  private:
   AvgPool2dOptions options_;
@@ -54,10 +57,11 @@ class AvgPool2d : public Layer {
 /// tg::avg_pool1d: (N, C, L) -> (N, C, L_out). Errors as MaxPool2d.
 class AvgPool1d : public Layer {
  public:
+  /// ValueError as MaxPool2d.
   explicit AvgPool1d(const AvgPool1dOptions& options);
   Variable forward(const Variable& x) override { return avg_pool1d(x, options_); }
   std::string type_name() const override { return "AvgPool1d"; }
-  const AvgPool1dOptions& options() const { return options_; }
+  const AvgPool1dOptions& options() const { return options_; }  ///< as constructed
 
  private:
   AvgPool1dOptions options_;
@@ -67,10 +71,11 @@ class AvgPool1d : public Layer {
 /// output_size 1 is global average pooling. ValueError for an output size < 1.
 class AdaptiveAvgPool2d : public Layer {
  public:
+  /// ValueError for an output size < 1.
   explicit AdaptiveAvgPool2d(Size2 output_size);
   Variable forward(const Variable& x) override { return adaptive_avg_pool2d(x, output_size_); }
   std::string type_name() const override { return "AdaptiveAvgPool2d"; }
-  Size2 output_size() const { return output_size_; }
+  Size2 output_size() const { return output_size_; }  ///< (H_out, W_out)
 
  private:
   Size2 output_size_;
@@ -79,28 +84,31 @@ class AdaptiveAvgPool2d : public Layer {
 /// tg::adaptive_avg_pool1d: (N, C, L) -> (N, C, output_size). ValueError for an output size < 1.
 class AdaptiveAvgPool1d : public Layer {
  public:
+  /// ValueError for an output size < 1.
   explicit AdaptiveAvgPool1d(int64_t output_size);
   Variable forward(const Variable& x) override { return adaptive_avg_pool1d(x, output_size_); }
   std::string type_name() const override { return "AdaptiveAvgPool1d"; }
-  int64_t output_size() const { return output_size_; }
+  int64_t output_size() const { return output_size_; }  ///< L_out
 
  private:
   int64_t output_size_;
 };
 
+/// Flatten's options, PyTorch's defaults.
 struct FlattenOptions {
-  int64_t start_dim = 1;
-  int64_t end_dim = -1;
+  int64_t start_dim = 1;  ///< the first dim merged (negative counts from the end)
+  int64_t end_dim = -1;   ///< the last dim merged (inclusive)
 };
 
 /// Dims start_dim..end_dim merged into one (tg::flatten), a view where the layout allows: (N, C, H, W) ->
 /// (N, C·H·W) by default, as PyTorch's Flatten. IndexError (flatten's) for dims outside the input.
 class Flatten : public Layer {
  public:
+  /// Flattens dims start_dim..end_dim; checked at forward.
   explicit Flatten(const FlattenOptions& options = {}) : options_(options) {}
   Variable forward(const Variable& x) override { return flatten(x, options_.start_dim, options_.end_dim); }
   std::string type_name() const override { return "Flatten"; }
-  const FlattenOptions& options() const { return options_; }
+  const FlattenOptions& options() const { return options_; }  ///< as constructed
 
  private:
   FlattenOptions options_;

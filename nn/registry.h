@@ -46,10 +46,10 @@ namespace tg::nn {
 /// How one layer type is saved and rebuilt: `config` gives a layer's options as JSON, `make` builds a
 /// layer of this type from them.
 struct LayerType {
-  std::string name;
-  std::type_index type;
-  std::function<nlohmann::json(const Layer&)> config;
-  std::function<std::unique_ptr<Layer>(const nlohmann::json&)> make;
+  std::string name;  ///< the type's name in the saved architecture ("Dense")
+  std::type_index type;  ///< the C++ type, to find the entry of a layer being saved
+  std::function<nlohmann::json(const Layer&)> config;  ///< a layer's options as JSON
+  std::function<std::unique_ptr<Layer>(const nlohmann::json&)> make;  ///< a layer of this type built from its options
 };
 
 /// Adds a type (LayerRegistration calls it). ValueError when its name or its C++ type is registered already.
@@ -121,7 +121,9 @@ std::vector<LayerType> builtin_layer_types();
 template <class L>
 class LayerRegistration {
  public:
+  /// Registers L under `name`, built from its options() struct (needs to_json/from_json; see layer_type).
   explicit LayerRegistration(std::string name) { register_layer_type(layer_type<L>(std::move(name))); }
+  /// Registers L under `name` with its own `config` and `make` (a layer whose options are not one struct).
   LayerRegistration(std::string name, std::function<nlohmann::json(const L&)> config,
                     std::function<std::unique_ptr<L>(const nlohmann::json&)> make) {
     register_layer_type(layer_type<L>(std::move(name), std::move(config), std::move(make)));

@@ -8,16 +8,17 @@
 
 namespace tg::nn {
 
+/// The options of GRU and LSTM, PyTorch's names and defaults.
 struct RNNOptions {
-  int64_t input_size = 0;
-  int64_t hidden_size = 0;  ///< H
-  int64_t num_layers = 1;
-  bool bias = true;          ///< bias_ih_l{k} and bias_hh_l{k}
-  bool batch_first = false;  ///< input and output (B, T, ·) when true, (T, B, ·) when false (PyTorch's default)
-  double dropout = 0.0;      ///< on each layer's output except the last, in training only; in [0, 1]
-  bool bidirectional = false;
-  int64_t proj_size = 0;  ///< LSTM only: h projected to proj_size < H by weight_hr_l{k} (0 = none)
-  DType dtype = f32;
+  int64_t input_size = 0;      ///< the width of x
+  int64_t hidden_size = 0;     ///< H
+  int64_t num_layers = 1;      ///< stacked layers, each on the previous one's output
+  bool bias = true;            ///< bias_ih_l{k} and bias_hh_l{k}
+  bool batch_first = false;    ///< input and output (B, T, ·) when true, (T, B, ·) when false (PyTorch's default)
+  double dropout = 0.0;        ///< on each layer's output except the last, in training only; in [0, 1]
+  bool bidirectional = false;  ///< a second direction over the reversed sequence; outputs concatenated (D = 2)
+  int64_t proj_size = 0;       ///< LSTM only: h projected to proj_size < H by weight_hr_l{k} (0 = none)
+  DType dtype = f32;           ///< of every parameter
 };
 using GRUOptions = RNNOptions;
 using LSTMOptions = RNNOptions;
@@ -26,12 +27,14 @@ using LSTMOptions = RNNOptions;
 class SequenceLengths {
  public:
   SequenceLengths() = default;
+  /// Lengths given as a list: `{5, 3, 2}`.
   SequenceLengths(std::vector<int64_t> values) : values_(std::move(values)), defined_(true) {}  // NOLINT
+  /// Lengths given inline.
   SequenceLengths(std::initializer_list<int64_t> values) : SequenceLengths(std::vector<int64_t>(values)) {}
   /// An undefined tensor gives no lengths; DTypeError unless i64, ShapeError unless 1-D.
   SequenceLengths(const Tensor& lengths);  // NOLINT: implicit, so RNNCall{.lengths = t} reads as PyTorch
-  bool defined() const { return defined_; }
-  const std::vector<int64_t>& values() const { return values_; }
+  bool defined() const { return defined_; }                       ///< whether lengths were given
+  const std::vector<int64_t>& values() const { return values_; }  ///< the lengths, one per sequence
 
  private:
   std::vector<int64_t> values_;
@@ -50,6 +53,7 @@ struct RNNCall {
   Tensor padding_mask;
 };
 
+/// What GRU and LSTM return.
 struct RNNOutput {
   Variable output;  ///< (B, T, D·H_out) with batch_first, else (T, B, D·H_out); (T, D·H_out) unbatched
   Variable h_n;     ///< (num_layers·D, B, H_out): each layer's and direction's last state
@@ -82,12 +86,19 @@ class RNNBase : public Layer {
   RNNOutput forward(const Variable& x, const RNNCall& call);
   /// The output alone, with zero initial states and no padding.
   Variable forward(const Variable& x) override { return run(x, {}).output; }
-  const RNNOptions& options() const { return options_; }
+  const RNNOptions& options() const { return options_; }  ///< as constructed
 
  protected:
+  /// For GRU and LSTM: registers the weights of G = `gates` gates per layer and direction; ValueError naming
+  /// `name` as the subclasses say.
   RNNBase(const RNNOptions& options, int64_t gates, const char* name);
+  /// One layer and direction's parameters.
   struct Weights {
-    Variable w_ih, w_hh, b_ih, b_hh, w_hr;  // biases and w_hr may be undefined
+    Variable w_ih;  ///< weight_ih_l{k} (G·H, in_k)
+    Variable w_hh;  ///< weight_hh_l{k} (G·H, H_out)
+    Variable b_ih;  ///< bias_ih_l{k} (G·H); undefined without bias
+    Variable b_hh;  ///< bias_hh_l{k} (G·H); undefined without bias
+    Variable w_hr;  ///< LSTM with proj_size: weight_hr_l{k} (proj_size, H); else undefined
   };
 
  private:
@@ -117,6 +128,7 @@ class RNNBase : public Layer {
 /// ValueError for non-positive sizes or num_layers, dropout outside [0, 1], or proj_size set.
 class GRU : public RNNBase {
  public:
+  /// A GRU; ValueError as above.
   explicit GRU(const RNNOptions& options) : RNNBase(options, 3, "GRU") {}
   std::string type_name() const override { return "GRU"; }
 
@@ -130,6 +142,7 @@ class GRU : public RNNBase {
 /// ValueError for non-positive sizes or num_layers, dropout outside [0, 1], or proj_size not in [0, H).
 class LSTM : public RNNBase {
  public:
+  /// An LSTM; ValueError as above.
   explicit LSTM(const RNNOptions& options) : RNNBase(options, 4, "LSTM") {}
   std::string type_name() const override { return "LSTM"; }
 

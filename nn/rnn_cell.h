@@ -17,7 +17,8 @@ Variable gru_step(const Variable& gx, const Variable& h, const Variable& w_hh, c
 
 /// An LSTM's state: h (B, H_out) and c (B, H).
 struct LSTMState {
-  Variable h, c;
+  Variable h;  ///< the hidden state (B, H_out)
+  Variable c;  ///< the cell state (B, H)
 };
 
 /// One LSTM step (Hochreiter & Schmidhuber 1997, with the forget gate of Gers et al. 2000, as PyTorch):
@@ -35,35 +36,40 @@ namespace detail {
 Tensor rnn_uniform(const Shape& shape, int64_t hidden_size, DType dtype);
 }  // namespace detail
 
+/// The options of GRUCell and LSTMCell, PyTorch's names.
 struct RNNCellOptions {
-  int64_t input_size = 0;
-  int64_t hidden_size = 0;
-  bool bias = true;  ///< bias_ih and bias_hh
-  DType dtype = f32;
+  int64_t input_size = 0;   ///< the width of x
+  int64_t hidden_size = 0;  ///< H, the width of the state
+  bool bias = true;         ///< bias_ih and bias_hh
+  DType dtype = f32;        ///< of every parameter
 };
 
 /// What GRUCell and LSTMCell share: weight_ih (G·H, input_size), weight_hh (G·H, H), bias_ih and bias_hh
 /// (G·H) for G gates, registered in PyTorch's order, and the checks of the input and a state.
 class RNNCellBase : public Layer {
  public:
-  const RNNCellOptions& options() const { return options_; }
+  const RNNCellOptions& options() const { return options_; }  ///< as constructed
   /// The parameters, PyTorch's names and gate order (biases undefined without bias); copy_ into them.
   Variable weight_ih() const { return weight_ih_; }
-  Variable weight_hh() const { return weight_hh_; }
-  Variable bias_ih() const { return bias_ih_; }
-  Variable bias_hh() const { return bias_hh_; }
+  Variable weight_hh() const { return weight_hh_; }  ///< (G·H, H)
+  Variable bias_ih() const { return bias_ih_; }      ///< (G·H); undefined without bias
+  Variable bias_hh() const { return bias_hh_; }      ///< (G·H); undefined without bias
 
  protected:
+  /// For the cells: registers the G = `gates` weights; ValueError naming `name` for non-positive sizes.
   RNNCellBase(const RNNCellOptions& options, int64_t gates, const char* name);
-  // ShapeError unless x is (B, input_size) or (input_size).
+  /// ShapeError unless x is (B, input_size) or (input_size).
   void check_input(const Variable& x) const;
-  // `s` (named `what`) when it has the state shape for x, zeros of that shape when undefined; ShapeError
-  // naming both shapes otherwise.
+  /// `s` (named `what`) when it has the state shape for x, zeros of that shape when undefined; ShapeError
+  /// naming both shapes otherwise.
   Variable state_or_zeros(const Variable& s, const Variable& x, const char* what) const;
 
-  RNNCellOptions options_;
-  const char* name_;
-  Variable weight_ih_, weight_hh_, bias_ih_, bias_hh_;  // biases undefined without bias
+  RNNCellOptions options_;  ///< as constructed
+  const char* name_;        ///< the cell's type, for errors
+  Variable weight_ih_;      ///< (G·H, input_size)
+  Variable weight_hh_;      ///< (G·H, H)
+  Variable bias_ih_;        ///< (G·H); undefined without bias
+  Variable bias_hh_;        ///< (G·H); undefined without bias
 };
 
 /// PyTorch's nn.GRUCell: one gru_step of x (B, input_size) or unbatched (input_size) from h (B, H) or (H)
@@ -72,7 +78,9 @@ class RNNCellBase : public Layer {
 /// ShapeError naming expected and actual shapes for a bad x or h.
 class GRUCell : public RNNCellBase {
  public:
+  /// A GRU cell; ValueError for non-positive sizes.
   explicit GRUCell(const RNNCellOptions& options) : RNNCellBase(options, 3, "GRUCell") {}
+  /// h' from x (B, input_size) and h (B, H) (zeros when undefined); unbatched (input_size) and (H) too.
   Variable forward(const Variable& x, const Variable& h);
   Variable forward(const Variable& x) override { return step(x, Variable()); }
   std::string type_name() const override { return "GRUCell"; }
@@ -88,7 +96,9 @@ class GRUCell : public RNNCellBase {
 /// ValueError for non-positive sizes; ShapeError naming expected and actual shapes for a bad x, h or c.
 class LSTMCell : public RNNCellBase {
  public:
+  /// An LSTM cell; ValueError for non-positive sizes.
   explicit LSTMCell(const RNNCellOptions& options) : RNNCellBase(options, 4, "LSTMCell") {}
+  /// (h', c') from x (B, input_size) and the state (zeros where undefined); unbatched too.
   LSTMState forward(const Variable& x, const LSTMState& state);
   Variable forward(const Variable& x) override { return step(x, LSTMState{}).h; }
   std::string type_name() const override { return "LSTMCell"; }

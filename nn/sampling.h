@@ -35,10 +35,11 @@ int64_t sample_token(const Tensor& logits, const SamplingOptions& options, Gener
 /// the first): a model with a KV cache runs tokens[cached:] from position `cached` on, one without runs all.
 using NextLogits = std::function<Tensor(std::span<const int64_t> tokens, int64_t cached)>;
 
+/// generate's options.
 struct GenerateOptions {
   int64_t max_new_tokens = 0;  ///< stop after this many new tokens (> 0)
   int64_t stop_token = -1;     ///< stop after emitting this id (it is returned too); -1 = none
-  SamplingOptions sampling;
+  SamplingOptions sampling;    ///< how each token is drawn from the logits
 };
 
 /// Autoregressive generation (Radford et al. 2019): samples tokens one at a time after `prompt`, each from

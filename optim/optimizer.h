@@ -16,9 +16,9 @@ namespace tg::optim {
 /// Parameters that share hyper-parameters. An unset lr or weight_decay takes the optimizer's option;
 /// after construction both are always set.
 struct ParamGroup {
-  std::vector<Variable> params = {};
-  std::optional<double> lr = std::nullopt;
-  std::optional<double> weight_decay = std::nullopt;
+  std::vector<Variable> params = {};                  ///< the parameters of the group
+  std::optional<double> lr = std::nullopt;            ///< the group's learning rate; unset = the optimizer's
+  std::optional<double> weight_decay = std::nullopt;  ///< the group's weight decay; unset = the optimizer's
   /// Set by the first LR scheduler attached: its base lr (as PyTorch).
   std::optional<double> initial_lr = std::nullopt;
 };
@@ -28,10 +28,13 @@ struct ParamGroup {
 /// hyper-parameters ("betas.0", "amsgrad"), the optimizer type and each parameter's shape ("0.shape").
 /// save() writes the values as the file's safetensors metadata.
 struct OptimizerState {
-  TensorMap tensors;
+  TensorMap tensors;  ///< per-parameter state by name ("0.exp_avg")
+  /// Counters, hyper-parameters and shapes as exact decimal strings (above).
   std::map<std::string, std::string> values;
 };
 
+/// The base of every update rule (PyTorch's torch.optim.Optimizer): parameter groups, per-parameter state
+/// declared by name, zero_grad, and state_dict, save and load for every subclass.
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
@@ -45,7 +48,8 @@ class Optimizer {
 
   /// All parameters, group after group; per-parameter state is indexed the same way.
   const std::vector<Variable>& params() const { return params_; }
-  const std::vector<ParamGroup>& param_groups() const { return groups_; }
+  const std::vector<ParamGroup>& param_groups() const { return groups_; }  ///< the groups, with lr and weight_decay set
+  /// A group's learning rate; IndexError naming a group that does not exist.
   double lr(size_t group = 0) const;
   /// Sets a group's learning rate (as LR schedulers do); ValueError for a negative or non-finite lr.
   void set_lr(size_t group, double lr);
@@ -64,6 +68,7 @@ class Optimizer {
   void load_state_dict(const OptimizerState& state);
   /// state_dict() to a safetensors file, written atomically.
   void save(const std::string& path) const;
+  /// load_state_dict from a file save() wrote; ValueError for a corrupt file, and as load_state_dict.
   void load(const std::string& path);
 
  protected:
@@ -72,16 +77,19 @@ class Optimizer {
   /// Declare per-parameter state (vectors parallel to params()) and options to state_dict. Tensors may be
   /// undefined (not created yet) and are then not saved; options are restored on load, flags must match.
   void register_state(const std::string& name, std::vector<Tensor>& tensors);
+  /// Per-parameter step counts, as above.
   void register_state(const std::string& name, std::vector<int64_t>& counts);
+  /// A hyper-parameter restored on load, checked as check_option.
   void register_option(const std::string& name, double& value, bool below_one = false);
+  /// A flag saved with the state; load throws ValueError when the file's differs.
   void register_flag(const std::string& name, const bool& value);
   /// ValueError naming `what` unless `value` is finite, >= 0 and (when `below_one`) < 1.
   void check_option(const char* what, double value, bool below_one = false) const;
 
-  std::string name_;
-  std::vector<ParamGroup> groups_;
-  std::vector<Variable> params_;
-  std::vector<size_t> group_of_;  // the group of each parameter
+  std::string name_;                ///< the optimizer's type ("Adam"), for errors and state
+  std::vector<ParamGroup> groups_;  ///< the groups, with lr and weight_decay set
+  std::vector<Variable> params_;    ///< every parameter, group after group
+  std::vector<size_t> group_of_;    ///< the group of each parameter
 
  private:
   friend class LRScheduler;  // sets initial_lr

@@ -14,19 +14,20 @@
 
 namespace tg::train {
 
+/// CheckpointManager's options.
 struct CheckpointOptions {
-  std::string dir;                     ///< created if needed
-  std::string prefix = "checkpoint";   ///< non-empty, no '/'
-  int64_t keep_last = 1;               ///< the newest N are kept; 0 keeps every checkpoint
-  int64_t keep_best = 0;               ///< also the K best by their metric (NaN metrics never count), >= 0
-  Mode mode = Mode::min;               ///< whether a smaller or larger metric is better
+  std::string dir;                    ///< created if needed
+  std::string prefix = "checkpoint";  ///< non-empty, no '/'
+  int64_t keep_last = 1;              ///< the newest N are kept; 0 keeps every checkpoint
+  int64_t keep_best = 0;              ///< also the K best by their metric (NaN metrics never count), >= 0
+  Mode mode = Mode::min;              ///< whether a smaller or larger metric is better
 };
 
 /// One checkpoint file and what it was saved with.
 struct CheckpointInfo {
-  int64_t step = 0;
-  double metric = NAN;
-  std::string path;
+  int64_t step = 0;                         ///< the step it was saved at
+  double metric = NAN;                      ///< what ranks it for keep-best; NaN = unranked
+  std::string path;                         ///< the file
   std::map<std::string, std::string> user;  ///< the metadata passed to save()
 };
 
@@ -37,7 +38,7 @@ class CheckpointManager {
   /// ValueError for an empty dir or prefix, a prefix with '/', or negative keep counts.
   CheckpointManager(TrainingState state, CheckpointOptions options);
 
-  /// Writes the state as <prefix>-<step>.safetensors (replacing one of the same step), then deletes the
+  /// Writes the state as `<prefix>-<step>.safetensors` (replacing one of the same step), then deletes the
   /// files neither among the keep_last newest nor the keep_best best. `metric` ranks it for keep-best;
   /// `user` is stored with it (keys and values UTF-8). Returns the path. tg::Error naming the file when a
   /// write fails; the previous checkpoints are then intact.

@@ -14,10 +14,11 @@ enum class OnNonFinite {
   rollback,  ///< restore the last committed state, scale the learning rates by `factor`, skip the step
 };
 
+/// NonFiniteGuard's options.
 struct NonFiniteGuardOptions {
-  OnNonFinite action = OnNonFinite::stop;
-  double factor = 0.5;        ///< in (0, 1): the learning rates' factor per rollback
-  int64_t max_rollbacks = 3;  ///< one more non-finite step after these stops as OnNonFinite::stop does
+  OnNonFinite action = OnNonFinite::stop;  ///< stop, or roll back and go on
+  double factor = 0.5;                     ///< in (0, 1): the learning rates' factor per rollback
+  int64_t max_rollbacks = 3;               ///< one more non-finite step after these stops as OnNonFinite::stop does
 };
 
 /// Usage: `loss.backward(); if (guard.check(loss.item())) opt.step();` and `guard.commit()` whenever the
@@ -34,7 +35,7 @@ class NonFiniteGuard {
   bool check(double loss);
   /// Records the current state as the one to roll back to.
   void commit();
-  int64_t rollbacks() const { return rollbacks_; }
+  int64_t rollbacks() const { return rollbacks_; }  ///< rollbacks so far
   /// The product of the factors applied so far.
   double lr_scale() const { return lr_scale_; }
 

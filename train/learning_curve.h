@@ -10,17 +10,19 @@ namespace tg::train {
 
 /// One line of the plot: values[i] at x[i]; NaN values are left out (an epoch without validation).
 struct Series {
-  std::string name;
-  std::vector<double> values;
-  bool right_axis = false;  ///< scale on the right axis (e.g. accuracies beside a loss)
+  std::string name;            ///< the legend's text
+  std::vector<double> values;  ///< one per x
+  bool right_axis = false;     ///< scale on the right axis (e.g. accuracies beside a loss)
 };
 
+/// learning_curve_svg's options.
 struct LearningCurveOptions {
-  std::string title = "";
-  std::string x_label = "epoch";
-  std::vector<double> x = {};  ///< the positions of the values; empty: 1, 2, ..., n
+  std::string title = "";         ///< above the plot; empty: none
+  std::string x_label = "epoch";  ///< under the x axis
+  std::vector<double> x = {};     ///< the positions of the values; empty: 1, 2, ..., n
   /// Axis ranges; unset: from the finite values on that axis.
-  std::optional<std::pair<double, double>> left_range = std::nullopt, right_range = std::nullopt;
+  std::optional<std::pair<double, double>> left_range = std::nullopt;   ///< (low, high) of the left axis
+  std::optional<std::pair<double, double>> right_range = std::nullopt;  ///< (low, high) of the right axis
 };
 
 /// The plot as an SVG document. ValueError for no series, series of different lengths, an x of another

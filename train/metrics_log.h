@@ -22,7 +22,7 @@ class MetricsLogger {
   MetricsLogger& operator=(const MetricsLogger&) = delete;
   /// Appends one record and flushes. tg::Error naming the file when the write fails.
   virtual void log(const Record& record) = 0;
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return path_; }  ///< the file it writes
 
  protected:
   /// The most bytes read from an existing log to keep its first lines: 1 GiB.
@@ -32,8 +32,9 @@ class MetricsLogger {
   /// Error naming the file when it cannot be opened; ValueError when it holds fewer than keep_lines lines or
   /// more than kMaxKeptBytes bytes.
   MetricsLogger(std::string path, int64_t keep_lines, const char* kind);
+  /// Writes `line` and a newline, then flushes; tg::Error naming the file when the write fails.
   void write_line(const std::string& line);
-  std::vector<std::string> kept_;  // the lines kept from the file
+  std::vector<std::string> kept_;  ///< the lines kept from the file
 
  private:
   std::string path_;

@@ -11,14 +11,15 @@
 
 namespace tg::train {
 
+/// ProgressBar's options.
 struct ProgressBarOptions {
-  int64_t total = 0;          ///< steps to the end, >= 1
-  std::string label = "";     ///< shown first, e.g. "epoch 3/10"
-  std::FILE* out = stderr;
+  int64_t total = 0;        ///< steps to the end, >= 1
+  std::string label = "";   ///< shown first, e.g. "epoch 3/10"
+  std::FILE* out = stderr;  ///< where the bar is written
   /// Whether `out` is a terminal; unset: isatty(fileno(out)).
   std::optional<bool> terminal = std::nullopt;
-  double interval = 10;       ///< seconds between plain lines (not a terminal), >= 0
-  int64_t width = 24;         ///< characters of the bar, >= 1
+  double interval = 10;  ///< seconds between plain lines (not a terminal), >= 0
+  int64_t width = 24;    ///< characters of the bar, >= 1
 };
 
 /// Named values shown after the bar, in order ("loss 0.4123").
@@ -34,7 +35,7 @@ class ProgressBar {
   void update(int64_t done, const Metrics& metrics = {});
   /// On a terminal, erases the line (before the caller prints a summary); otherwise nothing.
   void clear();
-  double elapsed_seconds() const;
+  double elapsed_seconds() const;  ///< seconds since construction
   /// "m:ss", or "h:mm:ss" from an hour on.
   static std::string format_duration(double seconds);
 

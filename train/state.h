@@ -20,12 +20,12 @@ namespace tg::train {
 /// The parts of a run whose state is saved and restored; null parts are left out. tg::default_generator()
 /// (dropout, initialisation) is always included. The pointed-to objects must outlive the users of this.
 struct TrainingState {
-  nn::Layer* model = nullptr;
-  optim::Optimizer* optimizer = nullptr;
-  optim::LRScheduler* scheduler = nullptr;
-  optim::ReduceLROnPlateau* plateau = nullptr;
-  data::DataLoader* loader = nullptr;
-  EarlyStopping* early_stopping = nullptr;
+  nn::Layer* model = nullptr;                   ///< weights and buffers
+  optim::Optimizer* optimizer = nullptr;        ///< moments, step counts, learning rates
+  optim::LRScheduler* scheduler = nullptr;      ///< the position in the schedule
+  optim::ReduceLROnPlateau* plateau = nullptr;  ///< best metric and counters
+  data::DataLoader* loader = nullptr;           ///< the position in the epoch and the sampler's generator
+  EarlyStopping* early_stopping = nullptr;      ///< best metric and patience counter
   /// Further generators (e.g. data augmentation's), by name.
   std::vector<std::pair<std::string, Generator*>> generators = {};
 };
