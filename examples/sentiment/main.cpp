@@ -224,6 +224,13 @@ int run_attend(const std::string& dir, const std::string& text, const std::strin
              networks > 1 ? fmt::format("{} networks x ", networks) : "", int64_t(weights.size()) / networks,
              weights.empty() ? 0 : weights[0].size(0), shown.size(),
              n > shown.size() ? fmt::format(" (the first {} of {})", shown.size(), n) : "", out);
+  const std::vector<std::vector<double>> entropy = attention_entropy(weights);
+  const size_t per_network = entropy.size() / size_t(networks);
+  fmt::print("normalised entropy of each head's attention (1: spread evenly over the {} keys, 0: one key per query):\n",
+             shown.size());
+  for (size_t l = 0; l < entropy.size(); ++l)
+    fmt::print("  {}layer {}: {:.3f}\n", networks > 1 ? fmt::format("network {} ", l / per_network) : "", l % per_network,
+               fmt::join(entropy[l], " "));
   return 0;
 }
 

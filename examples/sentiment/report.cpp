@@ -83,23 +83,74 @@ std::string learning_curve_svg(const std::vector<EpochLog>& log, const std::stri
        .right_range = std::pair{0.5, 1.0}});
 }
 
+std::vector<std::vector<double>> attention_entropy(const std::vector<tg::Tensor>& weights) {
+  std::vector<std::vector<double>> out;
+  for (const tg::Tensor& t : weights) {
+    tg::check<tg::ValueError>(t.dim() == 3 && t.size(1) == t.size(2) && t.shape() == weights[0].shape(),
+                              "attention_entropy: weights must all be (H, S, S) of one shape, got {} and {}",
+                              weights[0].shape(), t.shape());
+    const int64_t H = t.size(0), S = t.size(1);
+    const std::vector<double> w = t.to_vector<double>();
+    std::vector<double>& row = out.emplace_back(size_t(H), 0.0);
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t i = 0; i < S; ++i)
+        for (int64_t j = 0; j < S; ++j)
+          if (double v = w[size_t((h * S + i) * S + j)]; v > 0) row[size_t(h)] -= v * std::log(v);
+      row[size_t(h)] /= double(S) * std::log(double(S));  // 0 / 0 = NaN for one key
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// A weight in [0, 1] as its cell's colour: white to blue.
+std::string shade(double v) {
+  const int c = int(255 - 215 * std::clamp(v, 0.0, 1.0));
+  return fmt::format("rgb({},{},255)", c, c);
+}
+
+// The colour scale under the title: a bar from weight 0 to 1 with ticks.
+std::string colour_scale(double x, double y) {
+  const double w = 200;
+  std::string s = "<defs><linearGradient id='scale'>";
+  for (double v : {0.0, 1.0}) s += fmt::format("<stop offset='{}' stop-color='{}'/>", v, shade(v));
+  s += fmt::format("</linearGradient></defs><rect x='{}' y='{}' width='{}' height='10' fill='url(#scale)' "
+                   "stroke='#888'/>", x, y, w);
+  for (double v : {0.0, 0.25, 0.5, 0.75, 1.0})
+    s += fmt::format("<text x='{:.1f}' y='{}' text-anchor='middle'>{}</text>", x + w * v, y + 22, v);
+  return s + fmt::format("<text x='{}' y='{}'>attention weight of a key for a query (each row sums to 1)</text>\n",
+                         x + w + 14, y + 9);
+}
+
+}  // namespace
+
 std::string attention_svg(const std::vector<std::string>& tokens, const std::vector<tg::Tensor>& weights,
                           const std::string& title, int64_t networks) {
+  const std::vector<std::vector<double>> entropy = attention_entropy(weights);
   const int64_t S = int64_t(tokens.size()), L = int64_t(weights.size()), H = L ? weights[0].size(0) : 0;
   const int64_t per_network = networks > 1 ? L / networks : L;
-  const double cell = 18, label = 90, gap = 40, panel = label + cell * double(S) + gap;
-  const double width = 20 + panel * double(H), height = 60 + (panel + 20) * double(L);
+  const double cell = 18, label = 90, gap = 40, top = 90, panel = label + cell * double(S) + gap;
+  const double width = std::max(20 + panel * double(H), 600.0), height = top + (panel + 20) * double(L);
   std::string s = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{:.0f}' height='{:.0f}' "
                               "font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' fill='white'/>\n"
                               "<text x='20' y='24' font-size='15'>{}</text>\n",
                               width, height, tg::train::xml_escape(title));
-  for (int64_t l = 0; l < L; ++l) {
+  s += colour_scale(20, 40);
+  for (int64_t l = 0; l < L; ++l) {  // one row of panels per layer, one panel per head
     std::vector<double> w = weights[size_t(l)].to_vector<double>();  // (H, S, S)
     for (int64_t h = 0; h < H; ++h) {
-      const double ox = 20 + panel * double(h) + label, oy = 60 + (panel + 20) * double(l) + label;
+      const double ox = 20 + panel * double(h) + label, oy = top + (panel + 20) * double(l) + label;
       const std::string network = networks > 1 ? fmt::format("network {} ", l / per_network) : "";
-      s += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='13'>{}layer {} head {}</text>\n", ox, oy - label + 14,
-                       network, l % per_network, h);
+      const double e = entropy[size_t(l)][size_t(h)];
+      s += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='13'>{}layer {} head {}, entropy {}</text>\n", ox,
+                       oy - label + 14, network, l % per_network, h, std::isnan(e) ? "-" : fmt::format("{:.2f}", e));
+      // The axes' names: queries down the left (one row each), keys along the bottom (one column each).
+      s += fmt::format("<text transform='translate({:.1f},{:.1f}) rotate(-90)' text-anchor='middle' "
+                       "font-style='italic'>query</text>",
+                       ox - label - 4, oy + cell * double(S) / 2);
+      s += fmt::format("<text x='{:.1f}' y='{:.1f}' text-anchor='middle' font-style='italic'>key</text>\n",
+                       ox + cell * double(S) / 2, oy + cell * double(S) + 14);
       for (int64_t i = 0; i < S; ++i) {
         s += fmt::format("<text x='{:.1f}' y='{:.1f}' text-anchor='end'>{}</text>", ox - 4, oy + cell * double(i) + 13,
                          tg::train::xml_escape(tokens[size_t(i)]));
@@ -107,10 +158,9 @@ std::string attention_svg(const std::vector<std::string>& tokens, const std::vec
                          oy - 4, tg::train::xml_escape(tokens[size_t(i)]));
         for (int64_t j = 0; j < S; ++j) {
           double v = w[size_t((h * S + i) * S + j)];
-          int shade = int(255 - 215 * std::clamp(v, 0.0, 1.0));
-          s += fmt::format("<rect x='{:.1f}' y='{:.1f}' width='{}' height='{}' fill='rgb({},{},255)'><title>{} -> {}: "
+          s += fmt::format("<rect x='{:.1f}' y='{:.1f}' width='{}' height='{}' fill='{}'><title>{} -> {}: "
                            "{:.3f}</title></rect>",
-                           ox + cell * double(j), oy + cell * double(i), cell, cell, shade, shade,
+                           ox + cell * double(j), oy + cell * double(i), cell, cell, shade(v),
                            tg::train::xml_escape(tokens[size_t(i)]), tg::train::xml_escape(tokens[size_t(j)]), v);
         }
       }

@@ -47,9 +47,17 @@ std::string format_metrics(const Metrics& m, const std::vector<std::string>& cla
 /// A learning-curve plot: training loss (left axis) and training/validation accuracy (right axis) per epoch.
 std::string learning_curve_svg(const std::vector<EpochLog>& log, const std::string& title);
 
-/// One heatmap per layer and head of attention weights over a sentence's tokens. weights[l] is (H, S, S)
-/// for layer l; rows are queries, columns keys; cells are labelled with the tokens. For an ensemble, weights
-/// holds each of the `networks` networks' layers in turn, and the panels name the network.
+/// Each head's normalised attention entropy: for weights[l] (H, S, S) (rows: queries, each a distribution
+/// over the S keys), entropy[l][h] is the mean over the S queries of -sum_j w_ij log w_ij / log S: 1 when
+/// every query spreads its weight evenly over the keys, 0 when each puts it all on one key. NaN when S = 1
+/// (one key: nothing to choose). ValueError when a weights[l] is not (H, S, S) with the same H and S.
+std::vector<std::vector<double>> attention_entropy(const std::vector<tg::Tensor>& weights);
+
+/// One heatmap per layer and head of attention weights over a sentence's tokens, one row of heads per layer,
+/// under a colour scale of the weights. weights[l] is (H, S, S) for layer l; rows are queries, columns keys;
+/// cells are labelled with the tokens, and each panel with its head's normalised entropy (attention_entropy).
+/// For an ensemble, weights holds each of the `networks` networks' layers in turn, and the panels name the
+/// network. ValueError as attention_entropy's.
 std::string attention_svg(const std::vector<std::string>& tokens, const std::vector<tg::Tensor>& weights,
                           const std::string& title, int64_t networks = 1);
 

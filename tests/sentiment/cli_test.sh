@@ -93,6 +93,7 @@ cp -r sub badckpt && printf 'not a checkpoint' >badckpt/checkpoint.safetensors
 expect 0 "warning: " eval --model badckpt  # the model itself is fine: warned, then the bundled data
 grep -qF "(600 test sentences)" out.txt || fail "eval --model badckpt did not fall back to the bundled data"
 expect 0 "written to s.svg" attend --model sub "an unseen filmmaker" --out s.svg
+grep -qE '^  layer 0: [01]\.[0-9]{3} [01]\.[0-9]{3}$' out.txt || fail "attend printed no entropy for layer 0's 2 heads"
 printf 'good film\n\ndull film\n' >three.txt
 expect 1 "error: predict: sentence 2 of 3 is empty" predict --model run <three.txt
 printf 'good film\r\ndull film\r\n' >crlf.txt
