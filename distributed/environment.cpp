@@ -1,6 +1,7 @@
 // MPI's start and end around a program, and the world's rank, size and barrier.
 #include "distributed/environment.h"
 
+#include <cstdlib>
 #include <exception>
 
 #include "core/error.h"
@@ -54,6 +55,12 @@ int world_size() {
 void barrier() {
   detail::check_initialized("barrier");
   detail::check_mpi(MPI_Barrier(MPI_COMM_WORLD), "barrier", "MPI_Barrier");
+}
+
+void abort(int status) {
+  detail::check_initialized("abort");
+  MPI_Abort(MPI_COMM_WORLD, status);
+  std::_Exit(status);  // MPI_Abort does not return; should an MPI return anyway, this process still ends
 }
 
 }  // namespace tg::distributed

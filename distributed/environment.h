@@ -30,5 +30,9 @@ int rank();
 int world_size();
 /// Returns once every rank has called it (MPI_Barrier).
 void barrier();
+/// Ends every process of the job with this exit status (MPI_Abort on MPI_COMM_WORLD; mpirun then stops the
+/// others), for an error on one rank while the others may wait for it in a collective. Error when MPI is not
+/// initialised.
+[[noreturn]] void abort(int status);
 
 }  // namespace tg::distributed

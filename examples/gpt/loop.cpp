@@ -2,9 +2,13 @@
 // DataLoader, AdamW with the warmup + cosine schedule set per step, the non-finite guard before each step,
 // and at every eval interval the validation bits per byte, a metrics line, a checkpoint (model, optimizer,
 // loader and generator: a resumed run ends bit-identical to an uninterrupted one) and the learning curve.
+// Under mpirun (options.parallel) every rank draws the same global batches and trains on its shard of each;
+// rank 0 alone validates, prints and writes.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <numbers>
 
 #include "train.h"
@@ -28,6 +32,9 @@ class WindowDataset : public tg::data::Dataset {
   const std::vector<int64_t>& tokens_;
   int64_t T_;
 };
+
+// Whether this process prints and writes: the only one, or rank 0 of an mpirun job.
+bool lead(const TrainOptions& o) { return o.parallel == nullptr || o.parallel->rank() == 0; }
 
 // Linear warmup to lr, cosine down to min_lr at decay_steps, then min_lr (steps count from 0).
 double lr_at(const TrainConfig& t, int64_t step) {
@@ -106,7 +113,7 @@ void resume(Run& run) {
   run.lr_scale = std::stod(info.user.at("lr_scale"));
   run.curve = nlohmann::json::parse(info.user.at("curve"));
   run.guard.commit(), run.committed = run.step;
-  fmt::print("resuming from {}: {} of {} steps done\n", info.path, run.step, run.config.train.max_steps);
+  if (lead(run.options)) fmt::print("resuming from {}: {} of {} steps done\n", info.path, run.step, run.config.train.max_steps);
 }
 
 // Validation, metrics line, checkpoint and learning curve after step run.step.
@@ -119,25 +126,47 @@ void evaluate(Run& run, tg::train::MetricsLogger& log, double train_nats, double
            {"seconds", seconds}, {"tokens_per_second", double(tokens) / seconds}});
   ++run.records;
   run.checkpoints.save(run.step, valid_bpc, run.user());
-  run.guard.commit(), run.committed = run.step;
   fmt::print("step {:>5}/{}  train loss {:.4f}  valid loss {:.4f}  valid bpc {:.4f}  lr {:.2e}  {:.0f} tok/s\n",
              run.step, run.config.train.max_steps, train_nats, valid_bpc * std::numbers::ln2, valid_bpc, lr,
              double(tokens) / seconds);
   std::fflush(stdout);  // a log file sees each evaluation as it happens
 }
 
+// This rank's rows of the global batch b, and its loss weight: its share of the batch over an equal share
+// (count * N / B), so that the average of the ranks' gradients is the gradient of the whole batch's mean.
+// Ranks after the first draw their dropout masks from a generator seeded by (seed, rank, step): not the
+// same masks as rank 0's, and the same again after a resume (rank 0's generator is the checkpointed one).
+struct Share {
+  tg::Tensor inputs, targets;  // (rows, T)
+  double weight = 1;
+};
+Share my_share(const Run& run, const tg::data::Batch& b) {
+  const Parallel* par = run.options.parallel;
+  if (par == nullptr) return {b[0], b[1]};
+  const int64_t batch = b[0].size(0);
+  const Shard s = shard_of(batch, par->world_size(), par->rank());
+  if (par->rank() > 0 && run.config.model.dropout > 0)
+    tg::manual_seed(run.options.seed ^ (uint64_t(par->rank()) << 40) ^ (uint64_t(run.step) * 0x9E3779B97F4A7C15ull));
+  return {b[0].narrow(0, s.begin, s.count), b[1].narrow(0, s.begin, s.count),
+          double(s.count * par->world_size()) / double(batch)};
+}
+
 // One step on batch b: false when the guard rolled back instead (the step is not taken).
-bool train_step(Run& run, const tg::data::Batch& b, double& loss_sum) {
+bool train_step(Run& run, const tg::data::Batch& global, double& loss_sum) {
   const TrainConfig& t = run.config.train;
   const double lr = lr_at(t, run.step) * run.lr_scale * run.guard.lr_scale();
   for (size_t g = 0; g < run.opt.param_groups().size(); ++g) run.opt.set_lr(g, lr);
-  const int64_t B = b[0].size(0), T = b[0].size(1), V = run.model.config().vocab_size;
-  tg::Variable logits = run.model.forward(b[0]);  // (B, T, V)
-  tg::Variable loss = tg::cross_entropy(logits.reshape({B * T, V}), b[1].reshape({B * T}));
+  const Share b = my_share(run, global);
+  const int64_t B = b.inputs.size(0), T = b.inputs.size(1), V = run.model.config().vocab_size;
+  tg::Variable logits = run.model.forward(b.inputs);  // (B, T, V)
+  tg::Variable loss = tg::cross_entropy(logits.reshape({B * T, V}), b.targets.reshape({B * T}));
+  if (b.weight != 1.0) loss = loss * b.weight;
   run.opt.zero_grad();
   loss.backward();
+  double value = loss.item();  // the whole batch's mean loss, below, on every rank alike
+  if (Parallel* par = run.options.parallel) par->finish(), value = par->sum(value) / par->world_size();
   try {
-    if (!run.guard.check(loss.item())) return false;
+    if (!run.guard.check(value)) return false;
   } catch (const tg::Error& e) {
     throw tg::Error(fmt::format("train: step {} (lr {:.6g}): {}. The checkpoint of the last evaluation in {} is intact; "
                                 "lower the learning rate, or roll back with --on-nonfinite rollback", run.step + 1, lr,
@@ -146,7 +175,7 @@ bool train_step(Run& run, const tg::data::Batch& b, double& loss_sum) {
   if (t.clip_grad_norm > 0) tg::optim::clip_grad_norm(run.model.parameters(), t.clip_grad_norm);
   run.opt.step();
   ++run.step;
-  loss_sum += loss.item();
+  loss_sum += value;
   return true;
 }
 
@@ -177,33 +206,45 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
   tg::manual_seed(options.seed);
   config.model.vocab_size = data.vocab.size();
   tg::AnomalyGuard anomaly(options.detect_anomaly);
+  if (options.parallel) shard_of(config.train.batch_size, options.parallel->world_size(), options.parallel->rank());
   Run run(config, data, options);
   if (options.resume) resume(run);
-  create_model_dir(options.out_dir, config, data.vocab);
-  tg::train::JsonlLogger log((fs::path(options.out_dir) / "metrics.jsonl").string(), run.records);
+  if (options.parallel) options.parallel->attach(run.model);  // after resume: every rank then holds rank 0's weights
+  std::optional<tg::train::JsonlLogger> log;  // rank 0's
+  std::optional<tg::train::ProgressBar> progress;
   const int64_t start = run.step, tokens_per_step = config.train.batch_size * config.model.block_size;
-  tg::train::ProgressBar progress({.total = std::max<int64_t>(config.train.max_steps - start, 1), .label = "train"});
+  if (lead(options)) {
+    create_model_dir(options.out_dir, config, data.vocab);
+    log.emplace((fs::path(options.out_dir) / "metrics.jsonl").string(), run.records);
+    progress.emplace(tg::train::ProgressBarOptions{.total = std::max<int64_t>(config.train.max_steps - start, 1),
+                                                   .label = "train"});
+  }
   double loss_sum = 0;
   int64_t steps = 0;  // since the last evaluation
   while (run.step < config.train.max_steps) {
     for (const tg::data::Batch& b : run.loader) {
       if (!train_step(run, b, loss_sum)) {  // the weights are back at step `committed`: so is the schedule
-        progress.clear();
-        fmt::print("train: NaN or inf at step {}; rollback {} of {}: back to step {}, learning rate scaled by {:.6g}\n",
+        if (progress) progress->clear();
+        if (lead(options)) fmt::print("train: NaN or inf at step {}; rollback {} of {}: back to step {}, learning rate scaled by {:.6g}\n",
                    run.step + 1, run.guard.rollbacks(), options.max_rollbacks, run.committed, run.guard.lr_scale());
         run.step = run.committed, loss_sum = 0, steps = 0;
         continue;
       }
       ++steps;
-      progress.update(run.step - start, {{"loss", loss_sum / double(steps)}});
+      if (progress) progress->update(run.step - start, {{"loss", loss_sum / double(steps)}});
       if (run.step % config.train.eval_interval == 0 || run.step == config.train.max_steps) {
-        progress.clear();
-        evaluate(run, log, loss_sum / double(steps), progress.elapsed_seconds(), (run.step - start) * tokens_per_step);
+        if (lead(options)) {
+          progress->clear();
+          evaluate(run, *log, loss_sum / double(steps), progress->elapsed_seconds(),
+                   (run.step - start) * tokens_per_step);
+        }
+        run.guard.commit(), run.committed = run.step;  // on every rank: the state a rollback returns to
         loss_sum = 0, steps = 0;
       }
       if (run.step == config.train.max_steps) break;
     }
   }
+  if (!lead(options)) return {std::numeric_limits<double>::quiet_NaN(), 0};
   return finish(run);
 }
 

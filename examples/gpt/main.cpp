@@ -52,9 +52,17 @@ int run_train(TrainInputs in, TrainOptions o) {
   if (in.steps > 0) config.train.max_steps = in.steps;
   check_config(config);  // before the data is read
   o.seed = in.seed;
+  const bool lead = o.parallel == nullptr || o.parallel->rank() == 0;  // rank 0 alone prints
   tg::check_blas();  // refuses a BLAS core that computes wrong products; warns of a slow one
-  if (const tg::BlasInfo b = tg::blas_info(); !b.warning.empty()) fmt::print(stderr, "warning: {}\n", b.warning);
+  if (const tg::BlasInfo b = tg::blas_info(); !b.warning.empty() && lead) fmt::print(stderr, "warning: {}\n", b.warning);
   const Data d = prepare_data(in.data, splits_for(in.data, in.splits));
+  if (!lead) {
+    train(config, d, o);
+    return 0;
+  }
+  if (o.parallel)
+    fmt::print("data-parallel: {} ranks (mpirun), each a share of the {}-window batch\n", o.parallel->world_size(),
+               config.train.batch_size);
   fmt::print("data {}: {} training, {} validation, {} test bytes; vocabulary {} bytes\n", d.corpus_path, d.train.size(),
              d.valid.size(), d.test.size(), d.vocab.size());
   const ModelConfig& m = config.model;
@@ -66,6 +74,23 @@ int run_train(TrainInputs in, TrainOptions o) {
              "config.json, metrics.jsonl, learning_curve.svg, checkpoint-<step>.safetensors)\n", r.best_valid_bpc,
              r.best_step, o.out_dir);
   return 0;
+}
+
+// run_train under mpirun when launched by it: an error on one rank is printed with its rank, then ends the
+// whole job (the others would wait for it in a collective).
+int train_command(const TrainInputs& in, TrainOptions o) {
+  const std::unique_ptr<Parallel> parallel = start_parallel();
+  if (parallel == nullptr) return run_train(in, o);
+  o.parallel = parallel.get();
+  const int status = examples::run_checked([&] {
+    try {
+      return run_train(in, o);
+    } catch (const std::exception& e) {
+      throw tg::Error(fmt::format("rank {} of {}: {}", parallel->rank(), parallel->world_size(), e.what()));
+    }
+  });
+  if (status != 0) parallel->abort(status);
+  return status;
 }
 
 // The logits of the first (up to) 4 non-overlapping windows of the separator + stream, with their tokens,
@@ -249,7 +274,7 @@ int main(int argc, char** argv) {
       topt.on_nonfinite = on_nonfinite == "rollback" ? tg::train::OnNonFinite::rollback : tg::train::OnNonFinite::stop;
       in.data_given = train->count("--data") > 0, in.config_given = train->count("--config") > 0;
       in.seed_given = train->count("--seed") > 0;
-      return run_train(in, topt);
+      return train_command(in, topt);
     }
     if (*sample) return run_sample(model, sopt);
     if (*export_onnx) return run_export(export_args);

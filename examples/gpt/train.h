@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "model.h"
+#include "parallel.h"
 #include "text.h"
 
 namespace gpt {
@@ -36,6 +37,11 @@ struct TrainOptions {
   double rollback_factor = 0.5;
   int64_t max_rollbacks = 3;
   bool detect_anomaly = false;  ///< tg::AnomalyGuard: stop at the first op giving NaN or inf, naming it
+  /// Data-parallel training under mpirun (null: one process). batch_size stays the global batch: each rank
+  /// trains on its shard_of() rows of every batch, the loss weighted by its share, and the gradients are
+  /// averaged, so that N ranks take one process's steps (to rounding). Rank 0 alone prints, writes the
+  /// model directory and checkpoints; a checkpoint resumes at any number of ranks.
+  Parallel* parallel = nullptr;
 };
 
 struct TrainResult {
@@ -62,7 +68,8 @@ void check_model_dir(const std::string& dir);
 
 /// Trains (or continues) a GPT on data.train, validating every eval_interval steps and at the end, and
 /// writes the model directory; model.safetensors holds the weights of the best validation. Prints a
-/// progress line and one line per evaluation. Deterministic per seed.
+/// progress line and one line per evaluation. Deterministic per seed (and per rank count, with dropout).
+/// Under options.parallel the other ranks return a TrainResult of NaN.
 TrainResult train(Config config, const Data& data, const TrainOptions& options);
 
 /// Bits per byte of a stream (model.h's stream_nats / ln 2 / bytes).
