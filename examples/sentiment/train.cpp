@@ -472,8 +472,9 @@ tg::Safetensors load_weights(const fs::path& d, const std::string& dir, const Mo
 
 }  // namespace
 
-LoadedModel load_model(const std::string& dir) {
-  const fs::path d(dir);
+LoadedModel load_model(const std::string& path) {
+  const fs::path d(path);
+  const std::string dir = tg::escape_bytes(path);  // for messages: binary bytes escaped, in full
   for (const char* f : {"config.json", "vocab.txt", "model.safetensors"}) {
     tg::check<tg::ValueError>(fs::exists(d / f), "model directory '{}' has no {} (train one with `sentiment train "
                               "--out {}`)", dir, f, dir);
