@@ -154,6 +154,18 @@ TEST_CASE("a full disk while the final files are written is an error naming the 
   }
 }
 
+TEST_CASE("a retrain that fails while the model files are replaced leaves no config.json: refused, not mixed") {
+  TempDir dir;
+  train_tiny(dir, "run");
+  const std::string run = (dir.path / "run").string();
+  CHECK_NOTHROW(load_model(run));
+  fs::remove(dir.path / "run" / "vocab.txt");  // written after model.safetensors: the new weights are in by then
+  fs::create_symlink("/dev/full", dir.path / "run" / "vocab.txt");
+  CHECK(contains(error_of([&] { train_tiny(dir, "run"); }), "vocab.txt: write failed: No space left on device"));
+  CHECK(!fs::exists(dir.path / "run" / "config.json"));
+  CHECK(contains(error_of([&] { load_model(run); }), "has no config.json"));
+}
+
 TEST_CASE("Vocab, Lexicon: a write to a full disk names the file") {
   CHECK_THROWS_WITH_AS(Vocab().save("/dev/full"), "Vocab::save /dev/full: write failed: No space left on device",
                        tg::Error);
