@@ -35,7 +35,7 @@ void read_fields(const nlohmann::json& j, const std::string& where, Fields... fi
       }
     };
     (read(fields), ...);
-    tg::check<tg::ValueError>(known, "{}: unknown field '{}'", where, key);
+    tg::check<tg::ValueError>(known, "{}: unknown field '{}'", where, tg::escape_bytes(key));
   }
 }
 
