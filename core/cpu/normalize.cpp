@@ -45,7 +45,8 @@ void softmax_line(const T* in, T* out, int64_t n, int64_t s) {
 
 // A finite row whose sum or sum of squares overflowed (|x| beyond 1.3e154): the mean as Σ x/n, the squares
 // scaled by c = max|x - m|, rstd = 1/(c·√(Σ((x - m)/c)²/n + eps/c²)). Rows holding ±inf or NaN are left as
-// they were (check_rows in core/normalize.cpp refuses them, or lets NaN through). Taken only on overflow.
+// they were (check_rows in core/normalize.cpp refuses them, or lets NaN through), and so is a row where x - m
+// itself overflows (values near ±1.8e308 of both signs). Taken only on overflow.
 void scaled_stats(const double* x, int64_t n, double eps, double& m, double& rs) {
   double mm = 0, c = 0, v = 0;
   for (int64_t j = 0; j < n; ++j)

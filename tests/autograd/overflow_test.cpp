@@ -62,7 +62,7 @@ struct Case {
 
 TEST_CASE("normalisations of finite lines whose squares overflow: the right values and gradients, no 0 or NaN") {
   const Line f32_big = {1e20, -2e20, 3e20, 0}, f64_big = {1e200, -2e200, 3e200, 0};
-  const Line f64_sum_overflows = {1.5e308, 1.5e308, -1e308, 1.7e308};  // Σx overflows: the mean too
+  const Line f64_sum_overflows = {1.5e308, 1.5e308, 1e308, 1.7e308};  // Σx overflows: the mean too
   const Line g = {1, -2, 3, 0.5};
   const auto rms = [](const Variable& x) { return rms_norm(x, 1, Variable(), 1e-5); };
   const auto ln = [](const Variable& x) { return layer_norm(x, {x.size(1)}, 1e-5); };
@@ -108,6 +108,6 @@ TEST_CASE("var of finite f32 values beyond the range: +inf, and its finite gradi
   // 2(x - mean)/(n - 1) with mean 1e20
   check_close(x.grad(), {0, -2e20, 2e20}, f32);
   const Variable inf(tensor({1, INFINITY, 3}, {3}), true);
-  CHECK_THROWS_WITH_AS(var(inf, {0}, 1).backward(),
-                       "var: no gradient through a variance of +inf (a line of shape (3) holds ±inf)", ValueError);
+  CHECK_THROWS_WITH_AS(var(inf, {0}, 1).backward(), doctest::Contains("no gradient through a variance of +inf"),
+                       ValueError);
 }
