@@ -92,7 +92,7 @@ TEST_CASE("read_file names a missing file, a directory, and a file it may not re
 
 TEST_CASE("read_file quotes a path with control or invalid UTF-8 bytes escaped, in full") {
   Dir d;
-  const std::string name = d / "a\x01b\xff";
+  const std::string name = d / "a\x01" "b\xff";
   const std::string shown = d.path.string() + "/a\\x01b\\xFF";
   CHECK_THROWS_WITH_AS(read_file(name, 10, "load"), ("load: cannot open '" + shown + "': No such file or directory").c_str(),
                        ValueError);
