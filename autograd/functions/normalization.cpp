@@ -147,8 +147,8 @@ Variable rms_norm(const Variable& x, int64_t normalized_ndim, const Variable& we
     y = x * rsqrt(ms + e);
   } else {  // a row holding ±inf is refused; a finite one whose squares overflow is scaled by s (a constant)
     refuse_inf_lines("rms_norm", "row", x.value().reshape({-1, rows.numel()}), x.shape());
-    const Variable s = line_scale(x.value(), dims), scaled = x / s;
-    y = scaled * rsqrt(mean(scaled * scaled, dims, true) + Variable(e / s.value() / s.value()));  // = x·rsqrt(mean(x²) + e)
+    const Variable s = line_scale(x.value(), dims), scaled = x / s;  // y = x·rsqrt(mean(x²) + e) as below
+    y = scaled * rsqrt(mean(scaled * scaled, dims, true) + Variable(e / s.value() / s.value()));
   }
   return weight ? y * weight : y;
 }

@@ -19,8 +19,10 @@ Variable norm_gradient(const Variable& x, const Variable& n, double ord, const s
   const Tensor infinite = eq(n.value(), INFINITY);
   // a zero norm has x = 0 throughout: gradient 0; an infinite one is replaced below
   const Variable safe_n = where(logical_or(eq(n.value(), 0.0), infinite), one, n);
-  Variable g = x / safe_n;
-  if (ord != 2) {  // sign(x)·(|x|/n)^(p-1), with |x| = 0 read as 1 inside the power (p < 1 would give 0·inf there)
+  Variable g;
+  if (ord == 2) {
+    g = x / safe_n;
+  } else {  // sign(x)·(|x|/n)^(p-1), with |x| = 0 read as 1 inside the power (p < 1 would give 0·inf there)
     const Variable r = where(eq(x.value(), 0.0), one, abs(x) / safe_n);
     g = Variable(sign) * pow(r, ord - 1);
   }

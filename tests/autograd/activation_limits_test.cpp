@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,11 @@ struct Activation {
 }  // namespace
 
 TEST_CASE("silu, gelu and mish at ±inf: their limits (-0 and +inf) and slopes (0 and 1), not NaN") {
-  const double k = std::sqrt(2 / M_PI), u = k * (1 + 0.044715), t = std::tanh(u), sp = std::log1p(std::exp(1.0));
+  const double k = std::sqrt(2 / std::numbers::pi), u = k * (1 + 0.044715), t = std::tanh(u);
+  const double sp = std::log1p(std::exp(1.0)), pdf1 = std::exp(-0.5) / std::sqrt(2 * std::numbers::pi);
   const std::vector<Activation> acts = {
       {"silu", [](const Variable& x) { return silu(x); }, sigma(1), sigma(1) * (2 - sigma(1))},
-      {"gelu", [](const Variable& x) { return gelu(x); }, big_phi(1), big_phi(1) + std::exp(-0.5) / std::sqrt(2 * M_PI)},
+      {"gelu", [](const Variable& x) { return gelu(x); }, big_phi(1), big_phi(1) + pdf1},
       {"gelu tanh", [](const Variable& x) { return gelu(x, true); }, 0.5 * (1 + t),
        0.5 * (1 + t) + 0.5 * (1 - t * t) * k * (1 + 3 * 0.044715)},
       {"mish", [](const Variable& x) { return mish(x); }, std::tanh(sp),
