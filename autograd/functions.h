@@ -37,7 +37,8 @@ Variable relu(const Variable& x);  ///< gradient 0 at x = 0 (as PyTorch)
 /// x·scale where `bits` (a packed mask of core/ops.h, one bit per element of x) is set, 0 elsewhere: the
 /// backward of relu and dropout, and its own adjoint. ShapeError when bits does not hold x.numel() bits.
 Variable masked_scale(const Variable& x, const Tensor& bits, double scale);
-/// GELU (Hendrycks & Gimpel 2016): x·Φ(x), or the tanh approximation.
+/// GELU (Hendrycks & Gimpel 2016): x·Φ(x), or the tanh approximation. At ±inf the limits: -0 and gradient 0
+/// at -inf, +inf and gradient dy at +inf (PyTorch: NaN); so silu and mish.
 Variable gelu(const Variable& x, bool tanh_approx = false);
 /// x ** exponent for a constant exponent.
 Variable pow(const Variable& x, double exponent);
@@ -53,7 +54,7 @@ Variable maximum(const Variable& a, const Variable& b);
 Variable where(const Tensor& cond, const Variable& a, const Variable& b);
 /// x with `value` where mask is true; no gradient flows to the filled places.
 Variable masked_fill(const Variable& x, const Tensor& mask, double value);
-/// x·σ(x) (SiLU, Elfwing et al. 2017; PyTorch's silu).
+/// x·σ(x) (SiLU, Elfwing et al. 2017; PyTorch's silu); at ±inf the limits, as gelu.
 Variable silu(const Variable& x);
 
 // ---- activations (functions/activation.cpp), as torch.nn.functional; any shape ----
@@ -69,7 +70,7 @@ Variable softplus(const Variable& x, double beta = 1.0, double threshold = 20.0)
 /// x limited to [min_val, max_val]; gradient 1 strictly inside, 0 at the bounds and outside (as PyTorch, unlike
 /// clamp). ValueError when min_val > max_val.
 Variable hardtanh(const Variable& x, double min_val = -1.0, double max_val = 1.0);
-/// Mish (Misra 2019): x·tanh(softplus(x)).
+/// Mish (Misra 2019): x·tanh(softplus(x)); at ±inf the limits, as gelu.
 Variable mish(const Variable& x);
 
 Variable operator+(const Variable& a, const Variable& b);
@@ -91,8 +92,9 @@ Variable operator/(double a, const Variable& b);
 // README's "Numerical edge cases". A NaN in a line gives NaN gradients on it.
 Variable sum(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Variable mean(const Variable& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
-/// Σ(x - mean)² / (N - correction) over dims. Its backward throws ValueError through a variance of +inf (a line
-/// holding ±inf: x - mean would be inf - inf).
+/// Σ(x - mean)² / (N - correction) over dims. Its backward throws ValueError through a variance of +inf from a
+/// line holding ±inf (x - mean would be inf - inf); a variance beyond the dtype's range from finite values (f32
+/// |x| > 1.8e19) is +inf with its finite gradient.
 Variable var(const Variable& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1, bool keepdim = false);
 /// log Σ exp(x), stable; gradient dy·softmax(x) over dims, with softmax's limits: 0 on an all -inf line, 1/k on
 /// k entries of +inf.
@@ -176,18 +178,22 @@ Variable linear(const Variable& x, const Variable& weight, const Variable& bias)
 /// updated in place to (1 - momentum)·r + momentum·s, with the unbiased variance. Otherwise the running
 /// statistics are used. ShapeError for x of fewer than 2 dims or a per-channel tensor not (C); DTypeError
 /// when one is not x's dtype; ValueError for a training batch of one value per channel, momentum outside
-/// [0, 1], eps <= 0, or evaluation without running statistics.
+/// [0, 1], eps <= 0, evaluation without running statistics, or (training) a channel holding ±inf, named, as
+/// layer_norm refuses such a row. A channel whose squares overflow (|x| > 1.8e19 in f32) is scaled by its
+/// largest |x - μ| first, so it normalises right.
 Variable batch_norm(const Variable& x, Tensor running_mean, Tensor running_var, const Variable& weight,
                     const Variable& bias, bool training, double momentum = 0.1, double eps = 1e-5);
 /// Group normalisation (Wu & He 2018): x (N, C, *) with the C channels in num_groups groups of C/G; each
 /// (sample, group) normalised over its channels and *, biased variance, then ·weight + bias per channel (C,
 /// either undefined). ShapeError for x of fewer than 2 dims or a weight/bias not (C); ValueError when C is not
-/// divisible by num_groups or eps <= 0.
+/// divisible by num_groups or eps <= 0, or for a group holding ±inf (layer_norm's row, named).
 Variable group_norm(const Variable& x, int64_t num_groups, const Variable& weight, const Variable& bias,
                     double eps = 1e-5);
 /// RMS normalisation (Zhang & Sennrich 2019; PyTorch 2.4's F.rms_norm): x·rsqrt(mean(x²) + eps)·weight over
 /// the last `normalized_ndim` dims, weight of that shape or undefined; eps unset = the machine epsilon of
-/// x's dtype. ShapeError for a bad normalized_ndim or weight shape, ValueError for eps <= 0.
+/// x's dtype. ShapeError for a bad normalized_ndim or weight shape, ValueError for eps <= 0 or a row holding
+/// ±inf (named, as layer_norm). A row whose squares overflow (|x| > 1.8e19 in f32) is scaled by its largest |x|
+/// first, so it normalises right.
 Variable rms_norm(const Variable& x, int64_t normalized_ndim, const Variable& weight,
                   std::optional<double> eps = std::nullopt);
 
@@ -417,7 +423,8 @@ Variable cumsum(const Variable& x, int64_t dim);
 /// (PyTorch's cumprod_backward): before a line's first zero, Σ_{i≥k} dy_i·y_i / x_k; at the first zero, the
 /// running products with that zero read as 1; after it, 0. Under create_graph, a line with zeros takes PyTorch's
 /// O(n²) form instead, Σ_{i≥k} dy_i·cumprod(x with x_k read as 1)_i for every k at once, whose own derivatives
-/// are exact there too (the masked form's are not: its 0 after the zero is a constant).
+/// are exact there too (the masked form's are not: its 0 after the zero is a constant). An x holding ±inf takes
+/// that form too, so its gradient is the products without x_k, not inf/inf = NaN (PyTorch: NaN).
 Variable cumprod(const Variable& x, int64_t dim);
 /// torch.flip; dx = flip(dy) along the same dims.
 Variable flip(const Variable& x, const std::vector<int64_t>& dims);
@@ -435,7 +442,9 @@ Variable tril(const Variable& x, int64_t diagonal = 0);
 Variable triu(const Variable& x, int64_t diagonal = 0);
 /// torch.linalg.vector_norm over dims (empty = all), overflow-free as tg::vector_norm. Gradients, with n the norm
 /// of x's line: p > 0, dx = dy·sign(x)·(|x|/n)^(p-1), so 0 for every x of a line whose norm is 0 (PyTorch's
-/// choice at the 2-norm's kink: a subgradient) and, for p < 1, 0 at x = 0 (where |x|^(p-1) is infinite);
+/// choice at the 2-norm's kink: a subgradient) and, for p < 1, 0 at x = 0 (where |x|^(p-1) is infinite); on a
+/// line holding k entries of ±inf (norm inf), dy·sign(x)·k^(1/p - 1) on them and 0 elsewhere (the limit as they
+/// grow together; PyTorch gives NaN);
 /// ±inf, dy·sign(x) shared equally among the entries whose |x| is the norm (0 when it is 0); ord 0 gives no
 /// gradient (PyTorch's: the count is piecewise constant).
 Variable vector_norm(const Variable& x, double ord = 2, const std::vector<int64_t>& dims = {}, bool keepdim = false);

@@ -84,7 +84,7 @@ Tensor tanh(const Tensor& x);
 Tensor erf(const Tensor& x);
 /// 1 / (1 + exp(-x)), computed without overflow for large |x|; f32 within 3 ulp (cpu::sigmoid_f32).
 Tensor sigmoid(const Tensor& x);
-/// x·σ(x) (SiLU, Elfwing et al. 2017; PyTorch's silu); f32 within 4 ulp; silu(-inf) = NaN, as PyTorch's.
+/// x·σ(x) (SiLU, Elfwing et al. 2017; PyTorch's silu); f32 within 4 ulp; silu(-inf) = -0, the limit (PyTorch: NaN).
 Tensor silu(const Tensor& x);
 /// max(x, 0); NaN stays NaN, as in PyTorch.
 Tensor relu(const Tensor& x);
@@ -96,10 +96,11 @@ Tensor pack_positive(const Tensor& x);
 Tensor masked_scale(const Tensor& x, const Tensor& bits, double scale);
 /// The bits as a bool tensor of `shape`; ShapeError when they do not hold shape.numel() bits.
 Tensor unpack_mask(const Tensor& bits, const Shape& shape);
-/// x·Φ(x) (Hendrycks & Gimpel 2016); with `tanh_approx`, 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))).
+/// x·Φ(x) (Hendrycks & Gimpel 2016); with `tanh_approx`, 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))). Both give
+/// -0 at -inf, the limit (PyTorch: NaN).
 Tensor gelu(const Tensor& x, bool tanh_approx = false);
-/// The gradient of exact gelu in one pass: dy·(Φ(x) + x·φ(x)), φ the standard normal density; dy and x of
-/// one shape and float dtype (ShapeError / DTypeError otherwise). f32: cpu::gelu_backward_f32.
+/// The gradient of exact gelu in one pass: dy·(Φ(x) + x·φ(x)), φ the standard normal density, and
+/// its limits dy at +inf and 0 at -inf (PyTorch: NaN); dy and x of one shape and float dtype (ShapeError / DTypeError otherwise). f32: cpu::gelu_backward_f32.
 Tensor gelu_backward(const Tensor& dy, const Tensor& x);
 /// The gradient of tanh from its output in one pass: dy·(1 - y·y), rounded as those three ops in dy's dtype
 /// (the composition's bits); dy and y of one shape and float dtype (ShapeError / DTypeError otherwise).

@@ -28,14 +28,15 @@ struct Fd {
 }  // namespace
 
 std::string read_file(const std::string& path, int64_t max_bytes, std::string_view op) {
-  check<ValueError>(max_bytes >= 0, "{}: the limit for '{}' must be >= 0, got {}", op, path, max_bytes);
+  const std::string shown = escape_bytes(path);  // the path in messages: binary bytes escaped, in full
+  check<ValueError>(max_bytes >= 0, "{}: the limit for '{}' must be >= 0, got {}", op, shown, max_bytes);
   const Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  check<ValueError>(f.fd >= 0, "{}: cannot open '{}': {}", op, path, std::strerror(errno));
+  check<ValueError>(f.fd >= 0, "{}: cannot open '{}': {}", op, shown, std::strerror(errno));
   struct stat st {};
-  check<ValueError>(::fstat(f.fd, &st) == 0, "{}: cannot read '{}': {}", op, path, std::strerror(errno));
-  check<ValueError>(!S_ISDIR(st.st_mode), "{}: '{}' is a directory, expected a file", op, path);
+  check<ValueError>(::fstat(f.fd, &st) == 0, "{}: cannot read '{}': {}", op, shown, std::strerror(errno));
+  check<ValueError>(!S_ISDIR(st.st_mode), "{}: '{}' is a directory, expected a file", op, shown);
   auto too_large = [&] {
-    return ValueError(fmt::format("{}: '{}' is larger than the limit of {} bytes{}", op, path, max_bytes,
+    return ValueError(fmt::format("{}: '{}' is larger than the limit of {} bytes{}", op, shown, max_bytes,
                                   S_ISREG(st.st_mode) ? "" : " (a device or stream that does not end?)"));
   };
   if (S_ISREG(st.st_mode) && st.st_size > max_bytes) throw too_large();  // a regular file's size is known
@@ -44,7 +45,7 @@ std::string read_file(const std::string& path, int64_t max_bytes, std::string_vi
   for (;;) {
     const ssize_t n = ::read(f.fd, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
-    check<ValueError>(n >= 0, "{}: cannot read '{}': {}", op, path, std::strerror(errno));
+    check<ValueError>(n >= 0, "{}: cannot read '{}': {}", op, shown, std::strerror(errno));
     if (n == 0) return out;
     if (int64_t(out.size()) + n > max_bytes) throw too_large();
     out.append(chunk, size_t(n));

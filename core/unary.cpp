@@ -104,13 +104,13 @@ Tensor sigmoid(const Tensor& x) {
   });
 }
 
-// x·σ(x), with σ as sigmoid's.
+// x·σ(x), with σ as sigmoid's; -0 at -inf (the limit; the product would be -inf·0).
 Tensor silu(const Tensor& x) {
   if (x.dtype() == f32) return map_f32(x, "silu", cpu::silu_f32);
   return unary_float(x, "silu", [](auto v) {
     using T = decltype(v);
     const T e = std::exp(-std::abs(v));
-    return v * (v >= 0 ? T(1) : e) / (T(1) + e);
+    return v == -INFINITY ? T(-0.0) : v * (v >= 0 ? T(1) : e) / (T(1) + e);
   });
 }
 
@@ -119,9 +119,9 @@ Tensor gelu(const Tensor& x, bool tanh_approx) {
   if (tanh_approx)
     return unary_float(x, "gelu", [](auto v) {
       const double k = 0.7978845608028654;  // sqrt(2 / pi)
-      return 0.5 * v * (1 + std::tanh(k * (v + 0.044715 * v * v * v)));
+      return v == -INFINITY ? -0.0 : 0.5 * v * (1 + std::tanh(k * (v + 0.044715 * v * v * v)));
     });
-  return unary_float(x, "gelu", [](auto v) { return v * 0.5 * std::erfc(-v * 0.7071067811865476); });
+  return unary_float(x, "gelu", [](auto v) { return v == -INFINITY ? -0.0 : v * 0.5 * std::erfc(-v * 0.7071067811865476); });
 }
 
 Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
@@ -133,8 +133,10 @@ Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
       cpu::gelu_backward_f32(pg, px, po, n);
     } else {
       for (int64_t i = 0; i < n; ++i) {
-        const double v = px[i];
-        po[i] = pg[i] * (0.5 * std::erfc(-v * 0.7071067811865476) + v * 0.3989422804014327 * std::exp(-0.5 * v * v));
+        const double v = px[i];  // the limits 1 and 0 at ±inf, where v·φ(v) would be inf·0
+        po[i] = pg[i] * (std::isinf(v) ? double(v > 0)
+                                       : 0.5 * std::erfc(-v * 0.7071067811865476) +
+                                             v * 0.3989422804014327 * std::exp(-0.5 * v * v));
       }
     }
   });

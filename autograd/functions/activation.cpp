@@ -45,7 +45,15 @@ Variable hardtanh(const Variable& x, double min_val, double max_val) {
   return where(inside, x, Variable(tg::clamp(x.value(), min_val, max_val)));
 }
 
-// Misra 2019: x·tanh(softplus(x)), softplus without PyTorch's threshold (as PyTorch's mish).
-Variable mish(const Variable& x) { return x * tanh(softplus(x, 1.0, INFINITY)); }
+// Misra 2019: x·tanh(softplus(x)), softplus without PyTorch's threshold (as PyTorch's mish). At ±inf the
+// limits: -0 with gradient 0 at -inf, x with gradient dy at +inf (the product would be inf·0 there); the
+// composition then sees 0 in their place.
+Variable mish(const Variable& x) {
+  if (all_finite(x.value())) return x * tanh(softplus(x, 1.0, INFINITY));
+  const Tensor minus_inf = eq(x.value(), -INFINITY), plus_inf = eq(x.value(), INFINITY);
+  const Variable safe = where(logical_or(minus_inf, plus_inf), Variable(zeros_like(x.value())), x);
+  const Variable y = safe * tanh(softplus(safe, 1.0, INFINITY));
+  return where(plus_inf, x, where(minus_inf, Variable(full(x.shape(), -0.0, x.dtype())), y));
+}
 
 }  // namespace tg

@@ -131,6 +131,13 @@ Variable relu(const Variable& x) {
 }
 
 namespace {
+// slope where x is finite, and at x = ±inf the limits of an S-shaped activation's slope, 1 at +inf and 0 at
+// -inf, where silu's and the tanh gelu's formulas meet inf·0.
+Variable slope_limits(const Variable& x, const Variable& slope) {
+  if (all_finite(x.value())) return slope;
+  return where(eq(abs(x.value()), INFINITY), Variable(gt(x.value(), 0.0).to(slope.dtype())), slope);
+}
+
 // dx = dy·(Φ(x) + x·φ(x)) as an op (exact gelu's one-pass kernel). As φ' = -x·φ:
 // d(dy) = ddx·(Φ(x) + x·φ(x)), d(x) = ddx·dy·φ(x)·(2 - x²).
 Variable gelu_backward(const Variable& dy, const Variable& x) {
@@ -152,7 +159,7 @@ Variable gelu(const Variable& x, bool tanh_approx) {
     if (!tanh_approx) return {gelu_backward(dy, x)};
     const double k = std::sqrt(2 / std::numbers::pi), c = 0.044715;
     Variable t = tanh(k * (x + c * x * x * x));
-    return {dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * c * x * x))};
+    return {dy * slope_limits(x, 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3 * c * x * x))};
   });
 }
 // y = xᵉ.  dx = dy·e·x^(e-1).
@@ -209,11 +216,11 @@ Variable masked_fill(const Variable& x, const Tensor& mask, double value) {
   return record("masked_fill", tg::masked_fill(x.value(), mask, value), {x},
                 [mask](const Variable& dy, const Variable&) -> Grads { return {masked_fill(dy, mask, 0.0)}; });
 }
-// y = x·σ(x).  dx = dy·σ(x)·(1 + x·(1 - σ(x))).
+// y = x·σ(x).  dx = dy·σ(x)·(1 + x·(1 - σ(x))), and its limits dy at +inf, 0 at -inf.
 Variable silu(const Variable& x) {
   return record("silu", tg::silu(x.value()), {x}, [x](const Variable& dy, const Variable&) -> Grads {
     Variable s = sigmoid(x);
-    return {dy * s * (1.0 + x * (1.0 - s))};
+    return {dy * slope_limits(x, s * (1.0 + x * (1.0 - s)))};
   });
 }
 

@@ -1,6 +1,8 @@
 // The normalisations of nn's BatchNorm, GroupNorm and RMSNorm, as compositions of differentiable ops (mean,
 // rsqrt, layer_norm, ...): no op of their own, so no backward of their own; create_graph works through them.
 // batch_norm also updates the running statistics in place, as PyTorch's F.batch_norm does.
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "autograd/functions.h"
@@ -38,6 +40,28 @@ Variable channel_affine(const Variable& y, const Variable& weight, const Variabl
   return bias ? scaled + bias.reshape(c) : scaled;
 }
 
+// ValueError naming the first line of `lines` (R, n), line i being the `what` i of input `shape`, that holds
+// ±inf and no NaN: its statistics are not finite and normalising it gives NaN (inf·0, inf - inf), so it is
+// refused as layer_norm refuses such a row. Lines holding NaN pass (NaN in, NaN out). Called only when some
+// statistic is not finite, so the fast path pays nothing.
+void refuse_inf_lines(const char* op, const char* what, const Tensor& lines, const Shape& shape) {
+  const int64_t n = lines.size(1);
+  const std::vector<double> v = lines.to_vector<double>();
+  for (int64_t i = 0; i < lines.size(0); ++i) {
+    const auto first = v.begin() + i * n, last = first + n;
+    if (std::any_of(first, last, [](double e) { return std::isnan(e); })) continue;
+    check<ValueError>(std::all_of(first, last, [](double e) { return std::isfinite(e); }),
+                      "{}: {} {} of {} holds ±inf: its statistics are not finite", op, what, i, shape);
+  }
+}
+
+// The largest |v| over dims (kept), 1 where it is 0: the constant that scales a line whose squares overflow
+// (|v| above 1.8e19 in f32, 1.3e154 in f64) back into range, as tg::vector_norm does.
+Variable line_scale(const Tensor& v, const std::vector<int64_t>& dims) {
+  const Tensor s = amax(abs(v), dims, true);
+  return Variable(where(eq(s, 0.0), full({}, 1.0, s.dtype()), s));
+}
+
 // r = (1 - momentum)·r + momentum·s, in place.
 void update_running(Tensor r, const Tensor& s, double momentum) { r.mul_(1.0 - momentum).add_(s, momentum); }
 
@@ -71,12 +95,22 @@ Variable batch_norm(const Variable& x, Tensor running_mean, Tensor running_var, 
   std::vector<int64_t> dims{0};
   for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
   const Variable mu = mean(x, dims, true), centered = x - mu;
-  const Variable var = mean(centered * centered, dims, true);  // biased, two-pass
+  Variable var = mean(centered * centered, dims, true);  // biased, two-pass
+  Variable y;
+  if (all_finite(var.value())) {
+    y = centered * rsqrt(var + eps);
+  } else {  // a channel holding ±inf is refused; finite ones whose squares overflow are scaled by s (a constant)
+    refuse_inf_lines("batch_norm", "channel", x.value().transpose(0, 1).reshape({C, -1}), x.shape());
+    const Variable s = line_scale(centered.value(), dims), scaled = centered / s;
+    const Variable var_s = mean(scaled * scaled, dims, true);  // var/s²
+    y = scaled * rsqrt(var_s + Variable(eps / s.value() / s.value()));
+    var = var_s * s * s;  // the running variance: inf where it exceeds the dtype's range
+  }
   if (running_mean.defined()) {
     update_running(running_mean, mu.value().reshape({C}), momentum);
     update_running(running_var, var.value().reshape({C}) * (double(n) / double(n - 1)), momentum);
   }
-  return channel_affine(centered * rsqrt(var + eps), weight, bias, c);
+  return channel_affine(y, weight, bias, c);
 }
 
 // x (N, C, *) seen as (N, G, C/G·*): each row normalised as layer_norm does (fused, two-pass statistics),
@@ -107,7 +141,15 @@ Variable rms_norm(const Variable& x, int64_t normalized_ndim, const Variable& we
   check_eps("rms_norm", e);
   std::vector<int64_t> dims;
   for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
-  const Variable y = x * rsqrt(mean(x * x, dims, true) + e);
+  const Variable ms = mean(x * x, dims, true);
+  Variable y;
+  if (all_finite(ms.value())) {
+    y = x * rsqrt(ms + e);
+  } else {  // a row holding ±inf is refused; a finite one whose squares overflow is scaled by s (a constant)
+    refuse_inf_lines("rms_norm", "row", x.value().reshape({-1, rows.numel()}), x.shape());
+    const Variable s = line_scale(x.value(), dims), scaled = x / s;  // y = x·rsqrt(mean(x²) + e) as below
+    y = scaled * rsqrt(mean(scaled * scaled, dims, true) + Variable(e / s.value() / s.value()));
+  }
   return weight ? y * weight : y;
 }
 

@@ -60,8 +60,10 @@ Variable var(const Variable& x, const std::vector<int64_t>& dims, int64_t correc
   double denom = double(std::max<int64_t>(reduced_count(x.shape(), kept) - correction, 0));
   return record("var", tg::var(x.value(), dims, correction, keepdim), {x},
                 [x, dims, kept, denom](const Variable& dy, const Variable& y) -> Grads {
-                  // A variance of +inf (a line holding ±inf) has no finite gradient: x - mean would be inf - inf.
-                  check<ValueError>(all_finite(y.value()) || tg::sum(eq(y.value(), INFINITY)).item() == 0,
+                  // A variance of +inf from a line holding ±inf has no finite gradient (x - mean would be
+                  // inf - inf); one from finite values beyond the dtype's range (f32 |x| > 1.8e19) has.
+                  check<ValueError>(all_finite(y.value()) || tg::sum(eq(y.value(), INFINITY)).item() == 0 ||
+                                        tg::sum(eq(abs(x.value()), INFINITY)).item() == 0,
                                     "var: no gradient through a variance of +inf (a line of shape {} holds ±inf)",
                                     x.shape());
                   return {restore(dy, kept) * 2.0 * (x - mean(x, dims, true)) / denom};

@@ -31,9 +31,11 @@ Variable cumsum(const Variable& x, int64_t dim) {
 // Before the first zero z of a line that is Σ_{i≥k} dy_i·y_i / x_k (y_i = 0 from z on); at z it is
 // Σ_{i≥z} dy_i·y'_i with y' the running product of x with x_z read as 1; after z every product holds x_z = 0.
 // Under create_graph a line with zeros takes the O(n²) form (cumprod_with_ones), whose derivatives are exact:
-// the masked form's 0 after the first zero is a constant, though the products there do depend on x.
+// the masked form's 0 after the first zero is a constant, though the products there do depend on x. So does an
+// x holding ±inf (or NaN), where Σ dy_i·y_i / x_k would be inf/inf: the products leave x_k out instead.
 Variable cumprod(const Variable& x, int64_t dim) {
   return record("cumprod", tg::cumprod(x.value(), dim), {x}, [x, dim](const Variable& dy, const Variable& y) -> Grads {
+    if (x.dim() && !all_finite(x.value())) return {cumprod_with_ones(x, dy, dim)};
     const Tensor zero = eq(x.value(), 0.0);
     if (tg::sum(zero).item() == 0) return {reverse_cumsum(dy * y, dim) / x};
     if (x.dim() && is_recorded({dy, x})) return {cumprod_with_ones(x, dy, dim)};

@@ -16,11 +16,21 @@ Variable norm_gradient(const Variable& x, const Variable& n, double ord, const s
   }
   if (ord == 1) return Variable(sign);
   const Variable one(scalar_tensor(1, x.dtype()));
-  const Variable safe_n = where(eq(n.value(), 0.0), one, n);  // a zero norm has x = 0 throughout: gradient 0
-  if (ord == 2) return x / safe_n;
-  // sign(x)·(|x|/n)^(p-1), with |x| = 0 read as 1 inside the power (p < 1 would give 0·inf there)
-  const Variable r = where(eq(x.value(), 0.0), one, abs(x) / safe_n);
-  return Variable(sign) * pow(r, ord - 1);
+  const Tensor infinite = eq(n.value(), INFINITY);
+  // a zero norm has x = 0 throughout: gradient 0; an infinite one is replaced below
+  const Variable safe_n = where(logical_or(eq(n.value(), 0.0), infinite), one, n);
+  Variable g;
+  if (ord == 2) {
+    g = x / safe_n;
+  } else {  // sign(x)·(|x|/n)^(p-1), with |x| = 0 read as 1 inside the power (p < 1 would give 0·inf there)
+    const Variable r = where(eq(x.value(), 0.0), one, abs(x) / safe_n);
+    g = Variable(sign) * pow(r, ord - 1);
+  }
+  if (all_finite(n.value())) return g;
+  // a line holding k entries of ±inf (and no NaN): the limit as they grow together, sign(x)·k^(1/p - 1) on
+  // them and 0 on the finite entries (x/‖x‖ would be inf/inf = NaN there)
+  const Tensor hit = eq(abs(x.value()), INFINITY).to(x.dtype());
+  return where(infinite, Variable(sign * hit * pow(sum(hit, dims, true), 1 / ord - 1)), g);
 }
 
 }  // namespace

@@ -247,18 +247,18 @@ void tanh_f32(const float* x, float* y, int64_t n);
 /// y = σ(x) = 1/(1 + e^-x), as 1/(1 + e) or e/(1 + e) with e = e^-|x| by x's sign: within 3 ulp, both tails.
 void sigmoid_f32(const float* x, float* y, int64_t n);
 /// y = silu(x) = x·σ(x) (PyTorch's silu): σ as sigmoid_f32, then one product; within 4 ulp, or |x| denormal
-/// steps where σ(x) is denormal (x < -87.3; PyTorch's f32 silu gives -0 below -88.7). silu(-inf) = NaN.
+/// steps where σ(x) is denormal (x < -87.3; PyTorch's f32 silu gives -0 below -88.7). silu(-inf) = -0, the limit (PyTorch: NaN).
 void silu_f32(const float* x, float* y, int64_t n);
 /// y = gelu(x) = x·Φ(x), our normal-tail polynomial (cpu/unary.cpp, tools/fit_gelu.py): within 8 ulp, the left
-/// tail and its denormals included (PyTorch's f32 erf form cancels to 0 below -5.7); gelu(-inf) = NaN, as
-/// PyTorch's; ±0, inf and NaN kept.
+/// tail and its denormals included (PyTorch's f32 erf form cancels to 0 below -5.7); gelu(-inf) = -0, the limit
+/// (PyTorch: NaN); ±0, inf and NaN kept.
 void gelu_f32(const float* x, float* y, int64_t n);
 /// gelu's tanh form, x/(1 + e^(-2u)) with u = √(2/π)(x + 0.044715x³): within 4·(1 + 2|u|) ulp of that formula in
-/// double for u < 0 (the rounding of u is amplified by the exp), 4 ulp for u ≥ 0. gelu(-inf) = NaN, as PyTorch's.
+/// double for u < 0 (the rounding of u is amplified by the exp), 4 ulp for u ≥ 0. gelu(-inf) = -0, the limit.
 void gelu_tanh_f32(const float* x, float* y, int64_t n);
 /// dx = dy·gelu'(x), gelu'(x) = Φ(x) + x·φ(x) within 4 ulp of the larger of Φ(x) and |x|·φ(x) (they cancel
-/// near x = -0.75; 5 ulp on targets without FMA: SSE4, scalar), then one product. NaN for x NaN or ±inf, as
-/// PyTorch's.
+/// near x = -0.75; 5 ulp on targets without FMA: SSE4, scalar), then one product. NaN for x NaN; the limits 1 at +inf
+/// and 0 at -inf (PyTorch: NaN).
 void gelu_backward_f32(const float* dy, const float* x, float* dx, int64_t n);
 
 /// The exact IEEE arithmetic of core's binary ops (the same bits on every target and as a scalar loop).

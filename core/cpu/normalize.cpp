@@ -43,7 +43,21 @@ void softmax_line(const T* in, T* out, int64_t n, int64_t s) {
   for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(out[j * s]) / sum);
 }
 
-// The f64 layer-norm rows: both sums in double, in two passes.
+// A finite row whose sum or sum of squares overflowed (|x| beyond 1.3e154): the mean as Σ x/n, the squares
+// scaled by c = max|x - m|, rstd = 1/(c·√(Σ((x - m)/c)²/n + eps/c²)). Rows holding ±inf or NaN are left as
+// they were (check_rows in core/normalize.cpp refuses them, or lets NaN through), and so is a row where x - m
+// itself overflows (values near ±1.8e308 of both signs). Taken only on overflow.
+void scaled_stats(const double* x, int64_t n, double eps, double& m, double& rs) {
+  double mm = 0, c = 0, v = 0;
+  for (int64_t j = 0; j < n; ++j)
+    if (!std::isfinite(x[j])) return;
+  for (int64_t j = 0; j < n; ++j) mm += x[j] / double(n);
+  for (int64_t j = 0; j < n; ++j) c = std::max(c, std::abs(x[j] - mm));
+  for (int64_t j = 0; j < n; ++j) v += (x[j] - mm) / c * ((x[j] - mm) / c);
+  m = mm, rs = 1.0 / (c * std::sqrt(v / double(n) + eps / c / c));
+}
+
+// The f64 layer-norm rows: both sums in double, in two passes (scaled_stats where they overflow).
 void layer_norm_f64(const double* x, double* xhat, double* y, const double* w, const double* b, int64_t rows,
                     int64_t n, double eps, double* mean, double* rstd) {
   for (int64_t i = 0; i < rows; ++i, x += n, xhat += n, y = y ? y + n : y) {
@@ -51,7 +65,8 @@ void layer_norm_f64(const double* x, double* xhat, double* y, const double* w, c
     for (int64_t j = 0; j < n; ++j) m += x[j];
     m /= double(n);
     for (int64_t j = 0; j < n; ++j) v += (x[j] - m) * (x[j] - m);
-    const double rs = 1.0 / std::sqrt(v / double(n) + eps);
+    double rs = 1.0 / std::sqrt(v / double(n) + eps);
+    if (!std::isfinite(v)) scaled_stats(x, n, eps, m, rs);
     for (int64_t j = 0; j < n; ++j) xhat[j] = (x[j] - m) * rs;
     if (y)
       for (int64_t j = 0; j < n; ++j) y[j] = w && b ? xhat[j] * w[j] + b[j] : w ? xhat[j] * w[j] : xhat[j] + b[j];

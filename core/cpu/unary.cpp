@@ -38,8 +38,12 @@ HWY_INLINE VF Sigmoid(DF d, VF x) {
   return hn::Div(num, hn::Add(hn::Set(d, 1.0f), e));
 }
 void SigmoidF32(const float* x, float* y, int64_t n) { Map(DF(), x, y, n, [](DF d, VF v) { return Sigmoid(d, v); }); }
+// -0 at x = -inf, the limit of x·σ(x), x·Φ(x) and the tanh gelu, where their products would be -inf·0 = NaN.
+HWY_INLINE VF ZeroAtMinusInf(DF d, VF x, VF y) {
+  return hn::IfThenElse(hn::Eq(x, hn::Set(d, -INFINITY)), hn::Set(d, -0.0f), y);
+}
 void SiluF32(const float* x, float* y, int64_t n) {
-  Map(DF(), x, y, n, [](DF d, VF v) { return hn::Mul(v, Sigmoid(d, v)); });
+  Map(DF(), x, y, n, [](DF d, VF v) { return ZeroAtMinusInf(d, v, hn::Mul(v, Sigmoid(d, v))); });
 }
 
 // gelu's tanh form as x/(1 + e^(-2u)), u = √(2/π)(x + 0.044715x³): 0.5x(1 + tanh u) cancels to 0 in f32 below
@@ -48,7 +52,7 @@ void GeluTanhF32(const float* x, float* y, int64_t n) {
   Map(DF(), x, y, n, [](DF d, VF v) {
     const VF x3 = hn::Mul(hn::Mul(v, v), v);
     const VF u = hn::Mul(hn::Set(d, 0.797884561f), hn::MulAdd(hn::Set(d, 0.044715f), x3, v));
-    return hn::Div(v, hn::Add(hn::Set(d, 1.0f), Exp(d, hn::Mul(hn::Set(d, -2.0f), u))));
+    return ZeroAtMinusInf(d, v, hn::Div(v, hn::Add(hn::Set(d, 1.0f), Exp(d, hn::Mul(hn::Set(d, -2.0f), u)))));
   });
 }
 
@@ -103,16 +107,19 @@ HWY_INLINE VF WithTail(DF d, VF x, Use use) {
 // gelu(x) = x·Φ(x) = x·step(x) - |x|·Φ(-|x|), step(x) = 1 for x ≥ +0 and 0 for x ≤ -0 (x·step keeps NaN).
 HWY_INLINE VF Gelu(DF d, VF x) {
   const VF x_step = hn::IfNegativeThenElse(x, hn::Mul(x, hn::Zero(d)), x);
-  return WithTail(d, x, [&](VF a, VF p, VF r, VF s) { return hn::NegMulAdd(hn::Mul(p, r), hn::Mul(a, s), x_step); });
+  return ZeroAtMinusInf(
+      d, x, WithTail(d, x, [&](VF a, VF p, VF r, VF s) { return hn::NegMulAdd(hn::Mul(p, r), hn::Mul(a, s), x_step); }));
 }
 
-// gelu'(x) = Φ(x) + x·φ(x): D = Φ(-a) - a·φ(a) for x < 0 and 1 - D for x ≥ 0; + x·0 makes NaN of NaN and ±inf.
+// gelu'(x) = Φ(x) + x·φ(x): D = Φ(-a) - a·φ(a) for x < 0 and 1 - D for x ≥ 0; + x·0 makes NaN of NaN; the
+// limits 1 at +inf and 0 at -inf (x·φ(x) would be inf·0 there).
 HWY_INLINE VF GeluGrad(DF d, VF x) {
   const VF dd = WithTail(d, x, [&](VF a, VF p, VF r, VF s) {  // 2^-64/√(2π) below
     return hn::Mul(hn::Mul(p, hn::MulAdd(a, hn::Set(d, -2.16267054e-20f), r)), s);
   });
   const VF g = hn::IfNegativeThenElse(x, dd, hn::Sub(hn::Set(d, 1.0f), dd));
-  return hn::MulAdd(x, hn::Zero(d), g);
+  const VF limit = hn::IfNegativeThenElse(x, hn::Zero(d), hn::Set(d, 1.0f));
+  return hn::IfThenElse(hn::Eq(hn::Abs(x), hn::Set(d, INFINITY)), limit, hn::MulAdd(x, hn::Zero(d), g));
 }
 
 void GeluF32(const float* x, float* y, int64_t n) { Map(DF(), x, y, n, [](DF d, VF v) { return Gelu(d, v); }); }

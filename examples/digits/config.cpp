@@ -35,7 +35,7 @@ void read_fields(const nlohmann::json& j, const std::string& where, Fields... fi
       }
     };
     (read(fields), ...);
-    tg::check<tg::ValueError>(known, "{}: unknown field '{}'", where, key);
+    tg::check<tg::ValueError>(known, "{}: unknown field '{}'", where, tg::escape_bytes(key));
   }
 }
 
@@ -55,7 +55,8 @@ Config config_by_name(const std::string& name) {
     c.train.epochs = 2, c.train.batch_size = 64;
     return c;
   }
-  throw tg::ValueError(fmt::format("unknown config '{}': expected default, tiny or the path of a JSON file", name));
+  throw tg::ValueError(fmt::format("unknown config '{}': expected default, tiny or the path of a JSON file",
+                                   tg::escape_bytes(name)));
 }
 
 Config load_config(const std::string& name_or_path) {
@@ -78,7 +79,7 @@ void check_config(const Config& c) {
   tg::check<tg::ValueError>(std::isfinite(t.weight_decay) && t.weight_decay >= 0, "train: weight_decay must be finite "
                             "and >= 0, got {}", t.weight_decay);
   tg::check<tg::ValueError>(t.schedule == "cosine" || t.schedule == "constant", "train: schedule must be cosine or "
-                            "constant, got '{}'", t.schedule);
+                            "constant, got '{}'", tg::escape_bytes(t.schedule));
 }
 
 nlohmann::json to_json(const Config& c) {

@@ -121,11 +121,12 @@ void from_json(const nlohmann::json& j, Config& c) {
     if (section == "kind" || section == "name") continue;
     auto keys = table.find(section);
     tg::check<tg::ValueError>(keys != table.end(), "config: unknown section '{}' (expected kind, name, model, train)",
-                              section);
+                              tg::escape_bytes(section));
     tg::check<tg::ValueError>(value.is_object(), "config: '{}' must be an object, got {}", section, value.type_name());
     for (const auto& [key, v] : value.items()) {
       auto field = keys->second.find(key);
-      tg::check<tg::ValueError>(field != keys->second.end(), "config: unknown key '{}.{}'", section, key);
+      tg::check<tg::ValueError>(field != keys->second.end(), "config: unknown key '{}.{}'", section,
+                                tg::escape_bytes(key));
       read(v, section + "." + key, field->second);  // a key left out keeps its default
     }
   }

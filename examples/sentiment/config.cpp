@@ -51,7 +51,7 @@ Config config_by_name(const std::string& name) {
     c.model.lexicon_weight = 3;
     return c;
   }
-  throw tg::ValueError(fmt::format("unknown config '{}': expected 'reference' or 'default'", name));
+  throw tg::ValueError(fmt::format("unknown config '{}': expected 'reference' or 'default'", tg::escape_bytes(name)));
 }
 
 double parameter_count(const ModelConfig& m) {
@@ -86,11 +86,11 @@ void check_model_config(const ModelConfig& m) {
                         "model: dim_feedforward must be in [1, {}], got {}", kMaxSize, m.dim_feedforward);
   tg::check<ValueError>(m.dropout >= 0 && m.dropout < 1, "model: dropout must be in [0, 1), got {}", m.dropout);
   tg::check<ValueError>(m.activation == "relu" || m.activation == "gelu",
-                        "model: activation must be relu or gelu, got '{}'", m.activation);
+                        "model: activation must be relu or gelu, got '{}'", tg::escape_bytes(m.activation));
   tg::check<ValueError>(m.pooling == "mean" || m.pooling == "max" || m.pooling == "mean+max",
-                        "model: pooling must be mean, max or mean+max, got '{}'", m.pooling);
+                        "model: pooling must be mean, max or mean+max, got '{}'", tg::escape_bytes(m.pooling));
   tg::check<ValueError>(m.positional == "learned" || m.positional == "none",
-                        "model: positional must be learned or none, got '{}'", m.positional);
+                        "model: positional must be learned or none, got '{}'", tg::escape_bytes(m.positional));
   tg::check<ValueError>(m.token_dropout >= 0 && m.token_dropout < 1, "model: token_dropout must be in [0, 1), got {}",
                         m.token_dropout);
   tg::check<ValueError>(std::isfinite(m.embedding_std) && m.embedding_std > 0,
@@ -102,7 +102,7 @@ void check_model_config(const ModelConfig& m) {
   tg::check<ValueError>(m.subword_buckets >= 0 && m.subword_buckets <= (int64_t(1) << 24),
                         "model: subword_buckets must be in [0, 2^24] (0 = off), got {}", m.subword_buckets);
   tg::check<ValueError>(m.subword_combine == "mean" || m.subword_combine == "sum",
-                        "model: subword_combine must be mean or sum, got '{}'", m.subword_combine);
+                        "model: subword_combine must be mean or sum, got '{}'", tg::escape_bytes(m.subword_combine));
   tg::check<ValueError>(m.lexicon_weight >= 0 && m.lexicon_weight <= kMaxSubwords,
                         "model: lexicon_weight must be in [0, {}] (0 = off), got {}", kMaxSubwords, m.lexicon_weight);
   tg::check<ValueError>(m.lexicon_weight == 0 || m.subword_buckets > 0, "model: lexicon_weight needs subword_buckets > 0 "
@@ -119,7 +119,7 @@ void check_train_config(const TrainConfig& t) {
                         t.epochs);
   tg::check<ValueError>(t.batch_size >= 1, "train: batch_size must be >= 1, got {}", t.batch_size);
   tg::check<ValueError>(t.optimizer == "adam" || t.optimizer == "adamw", "train: optimizer must be adam or adamw, got '{}'",
-                        t.optimizer);
+                        tg::escape_bytes(t.optimizer));
   tg::check<ValueError>(std::isfinite(t.lr) && t.lr >= 0, "train: lr must be finite and >= 0, got {}", t.lr);
   tg::check<ValueError>(std::isfinite(t.weight_decay) && t.weight_decay >= 0,
                         "train: weight_decay must be finite and >= 0, got {}", t.weight_decay);
@@ -128,14 +128,14 @@ void check_train_config(const TrainConfig& t) {
   tg::check<ValueError>(t.warmup_epochs >= 0 && t.warmup_epochs <= kMaxEpochs,  // as epochs: no overflow of steps
                         "train: warmup_epochs must be in [0, {}], got {}", kMaxEpochs, t.warmup_epochs);
   tg::check<ValueError>(t.schedule == "cosine" || t.schedule == "constant",
-                        "train: schedule must be cosine or constant, got '{}'", t.schedule);
+                        "train: schedule must be cosine or constant, got '{}'", tg::escape_bytes(t.schedule));
   tg::check<ValueError>(t.clip_grad_norm >= 0, "train: clip_grad_norm must be >= 0 (0: no clipping), got {}",
                         t.clip_grad_norm);
   tg::check<ValueError>(t.val_fraction >= 0 && t.val_fraction < 1, "train: val_fraction must be in [0, 1), got {}",
                         t.val_fraction);
   tg::check<ValueError>(t.min_freq >= 1, "train: min_freq must be >= 1, got {}", t.min_freq);
   tg::check<ValueError>(t.ensemble_data == "shared" || t.ensemble_data == "folds",
-                        "train: ensemble_data must be shared or folds, got '{}'", t.ensemble_data);
+                        "train: ensemble_data must be shared or folds, got '{}'", tg::escape_bytes(t.ensemble_data));
 }
 
 void check_config(const Config& c) {

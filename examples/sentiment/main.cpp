@@ -77,7 +77,7 @@ int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed)
   if (skip_malformed) config.train.skip_malformed = true;  // else the config's (a resumed run's: its checkpoint's)
   o.seed = in.seed;
   const std::string& data = in.data;
-  check_binary(config, "config '" + config.name + "'");
+  check_binary(config, "config '" + tg::escape_bytes(config.name) + "'");
   if (epochs > 0) config.train.epochs = epochs;
   check_config(config);  // before the data is read
   Data d = prepare_data(data, config, o.seed, {.skip_malformed = config.train.skip_malformed}, in.lexicon);
@@ -85,8 +85,8 @@ int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed)
   fmt::print("data {}: {} training, {} validation, {} test sentences; vocabulary {} tokens\n", data, d.train.size(),
              d.val.size(), d.test.size(), d.vocab.size());
   if (config.model.lexicon_weight > 0) fmt::print("lexicon {}: {} words\n", in.lexicon, d.lexicon.size());
-  fmt::print("config '{}': d_model {}, {} heads, {} layers, {} epochs, seed {}\n", config.name, config.model.d_model,
-             config.model.num_heads, config.model.num_layers, config.train.epochs, o.seed);
+  fmt::print("config '{}': d_model {}, {} heads, {} layers, {} epochs, seed {}\n", tg::escape_bytes(config.name),
+             config.model.d_model, config.model.num_heads, config.model.num_layers, config.train.epochs, o.seed);
   if (config.train.ensemble_data == "folds")
     fmt::print("an ensemble of {0} networks on {0} folds: network k trains on all but fold k of the training sentences; "
                "val acc is out-of-fold (each network on its own held-out fold)\n", config.model.ensemble);

@@ -368,10 +368,23 @@ void start(Run& r) {
     fmt::print("resuming from {}: {} of {} epochs done\n", r.checkpoint_path, r.epoch, r.config.train.epochs);
 }
 
-// The model directory of a finished run, and the test metrics of its final (or best) weights.
+// Removes out/config.json (if any) before the model files are replaced: they and config.json must match, so a
+// retrain over a model directory that fails part-way (a full disk) leaves one that load_model refuses as having
+// no config.json, not new weights beside the old config. The removal reaches the disk with the folder's fsync
+// in the first write_file_atomic after it.
+void remove_config(const fs::path& out) {
+  std::error_code ec;
+  fs::remove(out / "config.json", ec);
+  tg::check<tg::Error>(!ec, "train {}: cannot remove the previous config.json: {}",
+                       tg::escape_bytes((out / "config.json").string()), ec.message());
+}
+
+// The model directory of a finished run, and the test metrics of its final (or best) weights. config.json is
+// removed first and written last (remove_config), so its presence means the files beside it are this run's.
 TrainResult finish(Run& r) {
   const fs::path out(r.options.out_dir);
   if (r.config.train.keep_best && !r.best_model.empty()) r.model.load_state_dict(r.best_model);  // none: no val
+  remove_config(out);
   r.model.save((out / "model.safetensors").string());
   r.data.vocab.save((out / "vocab.txt").string());
   if (r.config.model.lexicon_weight > 0) r.data.lexicon.save((out / "lexicon.tsv").string());
@@ -472,8 +485,9 @@ tg::Safetensors load_weights(const fs::path& d, const std::string& dir, const Mo
 
 }  // namespace
 
-LoadedModel load_model(const std::string& dir) {
-  const fs::path d(dir);
+LoadedModel load_model(const std::string& path) {
+  const fs::path d(path);
+  const std::string dir = tg::escape_bytes(path);  // for messages: binary bytes escaped, in full
   for (const char* f : {"config.json", "vocab.txt", "model.safetensors"}) {
     tg::check<tg::ValueError>(fs::exists(d / f), "model directory '{}' has no {} (train one with `sentiment train "
                               "--out {}`)", dir, f, dir);

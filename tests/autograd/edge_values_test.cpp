@@ -178,6 +178,37 @@ Want layer_norm_want(const Line& x) {
   return w;
 }
 
+// rms_norm (eps kEps): ValueError on a row holding ±inf, as layer_norm; dx = r·dy - r³·x·Σ(dy·x)/n.
+Want rms_norm_want(const Line& x) {
+  if (x.empty()) return {{}, {}, true};
+  if (has_nan(x)) return {nans(x.size()), nans(x.size())};
+  for (double v : x)
+    if (std::isinf(v)) return {{}, {}, true};
+  const double n = double(x.size());
+  double ms = 0;
+  for (double e : x) ms += e * e / n;
+  const double r = 1 / std::sqrt(ms + kEps);
+  const Line g = dy_of(x);
+  Want w;
+  for (size_t j = 0; j < x.size(); ++j) {
+    w.y.push_back(x[j] * r);
+    w.dx.push_back(r * g[j] - r * r * r * x[j] * dot(g, x) / n);
+  }
+  return w;
+}
+// The 2-norm: +inf on a line holding k entries of ±inf, whose gradient is sign(x)/√k on them and 0 elsewhere.
+Want vector_norm_want(const Line& x) {
+  if (has_nan(x)) return {{NAN}, nans(x.size())};
+  double k = 0, ss = 0;
+  for (double v : x) k += std::isinf(v), ss += std::isinf(v) ? 0 : v * v;
+  const double norm = k ? kInf : std::sqrt(ss);
+  Want w{{norm}, {}};
+  for (double v : x)
+    w.dx.push_back(k ? (std::isinf(v) ? kDyReduced * (v > 0 ? 1 : -1) / std::sqrt(k) : 0)
+                     : norm ? kDyReduced * v / norm : 0);
+  return w;
+}
+
 // An op along `dim` of a 2-D x; layer_norm normalises the last dim, so along dim 0 it runs on the transpose.
 const std::vector<Op>& ops() {
   static const std::vector<Op> k = {
@@ -204,6 +235,29 @@ const std::vector<Op>& ops() {
          return transpose(layer_norm(transpose(x, 0, 1), {x.size(0)}, kEps), 0, 1);
        },
        layer_norm_want},
+      {"rms_norm", false,
+       [](const Variable& x, int64_t d) {
+         if (d == 1) return rms_norm(x, 1, Variable(), kEps);
+         return transpose(rms_norm(transpose(x, 0, 1), 1, Variable(), kEps), 0, 1);
+       },
+       rms_norm_want},
+      // batch_norm (training) normalises each channel, a column of (N, C), as layer_norm does a row
+      {"batch_norm", false,
+       [](const Variable& x, int64_t d) {
+         const auto bn = [](const Variable& v) {
+           return batch_norm(v, Tensor(), Tensor(), Variable(), Variable(), true, 0.1, kEps);
+         };
+         return d == 0 ? bn(x) : transpose(bn(transpose(x, 0, 1)), 0, 1);
+       },
+       layer_norm_want},
+      // group_norm with one group normalises each sample, a row of (N, C), as layer_norm does
+      {"group_norm", false,
+       [](const Variable& x, int64_t d) {
+         if (d == 1) return group_norm(x, 1, Variable(), Variable(), kEps);
+         return transpose(group_norm(transpose(x, 0, 1), 1, Variable(), Variable(), kEps), 0, 1);
+       },
+       layer_norm_want},
+      {"vector_norm", true, [](const Variable& x, int64_t d) { return vector_norm(x, 2, {d}); }, vector_norm_want},
   };
   return k;
 }

@@ -90,6 +90,17 @@ TEST_CASE("read_file names a missing file, a directory, and a file it may not re
   CHECK(error_of_unprivileged_read(d / "secret") == "read_file: cannot open '" + (d / "secret") + "': Permission denied");
 }
 
+TEST_CASE("read_file quotes a path with control or invalid UTF-8 bytes escaped, in full") {
+  Dir d;
+  const std::string name = d / "a\x01" "b\xff";
+  const std::string shown = d.path.string() + "/a\\x01b\\xFF";
+  CHECK_THROWS_WITH_AS(read_file(name, 10, "load"), ("load: cannot open '" + shown + "': No such file or directory").c_str(),
+                       ValueError);
+  std::ofstream(name) << "too long";
+  CHECK_THROWS_WITH_AS(read_file(name, 3, "load"), ("load: '" + shown + "' is larger than the limit of 3 bytes").c_str(),
+                       ValueError);
+}
+
 TEST_CASE("read_file reads a FIFO up to its end, and stops at the limit on one that never ends") {
   Dir d;
   const std::string fifo = d / "fifo";

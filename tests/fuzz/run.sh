@@ -8,7 +8,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 seconds="${1:-60}"
 build="${2:-$root/build-fuzz}"
-targets=(safetensors dataset text tensor_views config checkpoint lexicon digits_csv gpt_corpus)
+targets=(safetensors dataset text tensor_views config checkpoint lexicon digits_csv gpt_corpus model_files)
 bash "$root/tools/install-deps.sh" --fuzz
 # -O1 with line tables, asserts on (an internal invariant that fails is a finding too). The build directory may
 # be the sanitizer suite's (.ci/run builds it with these flags and the tests): only the fuzz targets are built.

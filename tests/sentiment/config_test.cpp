@@ -192,6 +192,34 @@ TEST_CASE("check_config names the field of a model or train setting out of range
   CHECK_NOTHROW(check_config(config_by_name("reference")));
 }
 
+TEST_CASE("config values and names with NUL or binary bytes are quoted in full, escaped") {
+  const std::string bad("re\0lu\x01\xff", 7), shown = "re\\x00lu\\x01\\xFF";
+  struct Case {
+    std::string want;
+    std::function<void(Config&)> set;
+  };
+  const Case cases[] = {
+      {"model: activation must be relu or gelu, got '" + shown + "'", [&](Config& c) { c.model.activation = bad; }},
+      {"model: pooling must be mean, max or mean+max, got '" + shown + "'", [&](Config& c) { c.model.pooling = bad; }},
+      {"model: positional must be learned or none, got '" + shown + "'", [&](Config& c) { c.model.positional = bad; }},
+      {"model: subword_combine must be mean or sum, got '" + shown + "'",
+       [&](Config& c) { c.model.subword_combine = bad; }},
+      {"train: optimizer must be adam or adamw, got '" + shown + "'", [&](Config& c) { c.train.optimizer = bad; }},
+      {"train: schedule must be cosine or constant, got '" + shown + "'", [&](Config& c) { c.train.schedule = bad; }},
+      {"train: ensemble_data must be shared or folds, got '" + shown + "'",
+       [&](Config& c) { c.train.ensemble_data = bad; }},
+  };
+  for (const Case& k : cases) {
+    CAPTURE(k.want);
+    Config c = config_by_name("default");
+    c.model.vocab_size = 10;
+    k.set(c);
+    CHECK_THROWS_WITH_AS(check_config(c), k.want.c_str(), tg::ValueError);
+  }
+  CHECK_THROWS_WITH_AS(config_by_name(bad), ("unknown config '" + shown + "': expected 'reference' or 'default'").c_str(),
+                       tg::ValueError);
+}
+
 // Model directories written before embedding_std existed were trained with N(0, 1) embeddings.
 TEST_CASE("Config from JSON without embedding_std (an older model directory) reads it as 1") {
   nlohmann::json j = config_by_name("default");

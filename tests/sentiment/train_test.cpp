@@ -202,6 +202,8 @@ TEST_CASE("load_model names the directory and the missing file") {
   fs::remove(tmp.path / "m" / "model.safetensors");
   const std::string dir = (tmp.path / "m").string();
   CHECK_THAT(load_error(dir), "'" + dir + "' has no model.safetensors");
+  const std::string binary = (tmp.path / "a\x01" "b\xff").string();  // quoted escaped, in full
+  CHECK_THAT(load_error(binary), "model directory '" + tmp.str() + "/a\\x01b\\xFF' has no config.json");
 }
 
 TEST_CASE("load_model names the directory when config.json is not JSON or lacks a field") {
