@@ -2,6 +2,7 @@
 // Element types. f32 is the working type, f64 exists for gradient checks, i64 for indices and labels.
 // Masks use `boolean` (one byte per element, 0 or 1): comparisons produce it, where/masked_fill take it.
 #include <cstdint>
+#include <iosfwd>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -40,6 +41,9 @@ constexpr DType promote_types(DType a, DType b) {
 /// Throws ValueError naming `op` when `value` cannot become an element of `t`: an i64 holds no NaN, ±inf or
 /// value outside [-2^63, 2^63), and converting those is undefined behaviour in C++ (PyTorch refuses them too).
 void check_representable(double value, DType t, const char* op);
+
+/// Writes dtype_name(t) ("f32"), as fmt prints it.
+std::ostream& operator<<(std::ostream& os, DType t);
 
 inline constexpr DType f32 = DType::f32;
 inline constexpr DType f64 = DType::f64;

@@ -7,6 +7,9 @@
 #include "core/kernel_util.h"
 
 namespace tg {
+
+std::ostream& operator<<(std::ostream& os, DType t) { return os << dtype_name(t); }
+
 namespace {
 
 constexpr int64_t kThreshold = 1000, kEdge = 3;

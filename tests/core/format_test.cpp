@@ -106,3 +106,10 @@ TEST_CASE("a Shape prints through operator<< as through fmt") {
   os << Shape{2, 3} << ' ' << Shape{4} << ' ' << Shape{};
   CHECK(os.str() == "(2, 3) (4,) ()");
 }
+
+TEST_CASE("a DType prints through operator<< by its name, as through fmt") {
+  std::ostringstream os;
+  os << f32 << ' ' << f64 << ' ' << i64 << ' ' << boolean;
+  CHECK(os.str() == "f32 f64 i64 bool");
+  CHECK(os.str() == fmt::format("{} {} {} {}", f32, f64, i64, boolean));
+}
