@@ -24,17 +24,24 @@ DType combine_categories(std::optional<DType> higher, DType lower) {
   return *higher;
 }
 
-// Both operands converted to their common dtype (result_type; f32 for a true division of integers or bools):
-// a copy only of an operand of another dtype.
+// Both operands in their common dtype (result_type; f32 for a true division of integers or bools): a converted
+// copy only of an operand of another dtype, else the operand itself, not even a handle's copy (small ops,
+// e.g. a backward's on 4x4 tensors, are dominated by such costs).
 struct Promoted {
-  Tensor a, b;
+  const Tensor *a_in, *b_in;
+  std::optional<Tensor> a_to, b_to;
+  const Tensor& a() const { return a_to ? *a_to : *a_in; }
+  const Tensor& b() const { return b_to ? *b_to : *b_in; }
 };
 Promoted promote(const Tensor& a, const Tensor& b, const char* op, bool true_division = false) {
   detail::check_defined(a, op, "an operand");
   detail::check_defined(b, op, "an operand");
   DType t = result_type(a, b);
   if (true_division && !is_floating(t)) t = f32;
-  return {a.to(t), b.to(t)};
+  Promoted p{&a, &b, std::nullopt, std::nullopt};
+  if (a.dtype() != t) p.a_to = a.to(t);
+  if (b.dtype() != t) p.b_to = b.to(t);
+  return p;
 }
 
 // Whether a contiguous tensor of shape `s` broadcast to `full` repeats along the leading dims only: s without
@@ -100,9 +107,9 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
 template <class F>
 Tensor arith(const Tensor& a, const Tensor& b, const char* op, F f, std::optional<cpu::Arith> k = std::nullopt) {
   const Promoted p = promote(a, b, op);
-  return detail::dispatch_arith(p.a.dtype(), op, [&](auto z) {
+  return detail::dispatch_arith(p.a().dtype(), op, [&](auto z) {
     using T = decltype(z);
-    return binary<T, T>(p.a, p.b, p.a.dtype(), op, [&](T x, T y) { return T(f(x, y)); }, k);
+    return binary<T, T>(p.a(), p.b(), p.a().dtype(), op, [&](T x, T y) { return T(f(x, y)); }, k);
   });
 }
 
@@ -110,18 +117,18 @@ template <class F>
 Tensor floating(const Tensor& a, const Tensor& b, const char* op, F f, std::optional<cpu::Arith> k = std::nullopt,
                 bool true_division = false) {
   const Promoted p = promote(a, b, op, true_division);
-  return detail::dispatch_float(p.a.dtype(), op, [&](auto z) {
+  return detail::dispatch_float(p.a().dtype(), op, [&](auto z) {
     using T = decltype(z);
-    return binary<T, T>(p.a, p.b, p.a.dtype(), op, [&](T x, T y) { return T(f(x, y)); }, k);
+    return binary<T, T>(p.a(), p.b(), p.a().dtype(), op, [&](T x, T y) { return T(f(x, y)); }, k);
   });
 }
 
 template <class F>
 Tensor compare(const Tensor& a, const Tensor& b, const char* op, F f) {
   const Promoted p = promote(a, b, op);
-  return detail::dispatch(p.a.dtype(), [&](auto z) {
+  return detail::dispatch(p.a().dtype(), [&](auto z) {
     using T = decltype(z);
-    return binary<bool, T>(p.a, p.b, boolean, op, [&](T x, T y) { return bool(f(x, y)); });
+    return binary<bool, T>(p.a(), p.b(), boolean, op, [&](T x, T y) { return bool(f(x, y)); });
   });
 }
 
@@ -228,7 +235,7 @@ Tensor where(const Tensor& cond, const Tensor& a_in, const Tensor& b_in) {
   detail::check_defined(cond, "where", "the condition");
   check<DTypeError>(cond.dtype() == boolean, "where: condition must be bool, got {}", cond.dtype());
   const Promoted p = promote(a_in, b_in, "where");
-  const Tensor &a = p.a, &b = p.b;
+  const Tensor &a = p.a(), &b = p.b();
   Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   Tensor out = empty(shape, a.dtype());
   detail::dispatch(a.dtype(), [&](auto z) {
