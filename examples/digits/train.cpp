@@ -131,11 +131,13 @@ EpochLog train_epoch(Run& r, int64_t epoch) {
   double loss_sum = 0;
   int64_t correct = 0, seen = 0, done = 0;
   for (const tg::data::Batch& b : r.loader) {
-    tg::Variable logits = (*r.model)(tg::Variable(b[0]));  // (B, 10)
-    tg::Variable loss = tg::cross_entropy(logits, b[1]);   // scalar
-    r.opt.zero_grad();
-    loss.backward();
+    tg::Variable logits, loss;
+    // A diverging run fails here: a non-finite loss (the guard), or a layer refusing ±inf (batch_norm).
     try {
+      logits = (*r.model)(tg::Variable(b[0]));  // (B, 10)
+      loss = tg::cross_entropy(logits, b[1]);   // scalar
+      r.opt.zero_grad();
+      loss.backward();
       if (r.guard.check(loss.item())) r.opt.step();
     } catch (const tg::Error& err) {
       throw tg::Error(fmt::format("train: epoch {}, batch {} of {}: {} (the checkpoint of epoch {} in {} is intact; "

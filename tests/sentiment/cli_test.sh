@@ -123,8 +123,8 @@ set +e; "$bin" --threads 1 predict --model run "good film" >/dev/full 2>err.txt;
 grep -qF "error: cannot write to stdout: No space left on device" err.txt || fail "predict >/dev/full: no message"
 expect 1 "error: attend /dev/full: write failed: No space left on device" attend --model run "good film" --out /dev/full
 expect 1 "error: eval /dev/full: write failed: No space left on device" eval --model run --data data.tsv --logits /dev/full
-mkdir full && ln -s /dev/full full/config.json
-expect 1 "full/config.json: write failed: No space left on device" train --data data.tsv --config tiny.json --epochs 1 \
+mkdir full && ln -s /dev/full full/learning_curve.svg
+expect 1 "full/learning_curve.svg: write failed: No space left on device" train --data data.tsv --config tiny.json --epochs 1 \
   --out full
 expect 1 "error: config '/missing.json': no such file" train --data data.tsv --config /missing.json --out bad
 expect 1 "error: unknown config 'defualt'" train --data data.tsv --config defualt --out bad
