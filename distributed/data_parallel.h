@@ -12,6 +12,7 @@
 
 namespace tg::distributed {
 
+/// What DistributedDataParallel does with buckets and with parameters that a backward does not reach.
 struct DistributedDataParallelOptions {
   /// Gradients are averaged in buckets of about this many bytes (PyTorch's bucket_cap_mb = 25), each
   /// allreduced as soon as its last gradient is ready, while the rest of the backward runs. >= 1.
@@ -33,11 +34,13 @@ struct DistributedDataParallelOptions {
 /// is destroyed.
 class DistributedDataParallel {
  public:
+  /// Broadcasts `module`'s parameters and buffers from rank 0 and hooks its parameters (errors: above).
   explicit DistributedDataParallel(nn::Layer& module, const DistributedDataParallelOptions& options = {});
   ~DistributedDataParallel();
   DistributedDataParallel(const DistributedDataParallel&) = delete;
   DistributedDataParallel& operator=(const DistributedDataParallel&) = delete;
 
+  /// The wrapped model.
   nn::Layer& module() const { return module_; }
   /// module()(x), for unary models; others call their model directly (the hooks are on its parameters).
   Variable operator()(const Variable& x) const { return module_(x); }
@@ -52,6 +55,7 @@ class DistributedDataParallel {
   /// for gradient accumulation; the first backward after it averages the accumulated sum.
   class NoSync {
    public:
+    /// Turns `ddp`'s gradient averaging off until this object is destroyed (then restores what it was).
     explicit NoSync(DistributedDataParallel& ddp) : ddp_(ddp), previous_(ddp.sync_) { ddp.sync_ = false; }
     ~NoSync() { ddp_.sync_ = previous_; }
     NoSync(const NoSync&) = delete;

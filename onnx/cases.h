@@ -10,7 +10,8 @@ namespace tg::onnx {
 
 /// One run of a model: its inputs and our outputs, in the order of the export's input and output names.
 struct CheckCase {
-  std::vector<Tensor> inputs, outputs;
+  std::vector<Tensor> inputs;   ///< the model's inputs, one per input name
+  std::vector<Tensor> outputs;  ///< our forward's outputs for them, one per output name
 };
 
 /// Writes {"inputs": names, "outputs": names, "cases": [{"inputs": [tensor...], "outputs": [tensor...]}]}, each

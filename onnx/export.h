@@ -15,9 +15,10 @@
 
 namespace tg::onnx {
 
+/// The exported graph's interface: its input and output names, dynamic axes and opset.
 struct ExportOptions {
-  std::vector<std::string> input_names = {"input"};
-  std::vector<std::string> output_names = {"output"};
+  std::vector<std::string> input_names = {"input"};    ///< one per example input, in order
+  std::vector<std::string> output_names = {"output"};  ///< one per forward output, in order
   /// Axes left dynamic, by input or output name: {{"tokens", {{0, "batch"}, {1, "sequence"}}}}; every other
   /// axis keeps the example's size.
   std::map<std::string, std::map<int64_t, std::string>> dynamic_axes;
@@ -26,7 +27,9 @@ struct ExportOptions {
 
 /// A model's forward twice: on tensors (ours) and as graph nodes (graph input names in, output names out).
 struct ModelFunctions {
+  /// Our forward: example inputs in, outputs out (run once to check the shapes and make check cases).
   std::function<std::vector<Tensor>(const std::vector<Tensor>&)> forward;
+  /// The same forward as nodes added to the builder: graph input value names in, output value names out.
   std::function<std::vector<std::string>(GraphBuilder&, const std::vector<std::string>&)> graph;
 };
 

@@ -18,8 +18,8 @@ using Dim = std::variant<int64_t, std::string>;
 
 /// One node attribute: an integer, a float or a list of integers (ONNX's INT, FLOAT, INTS).
 struct Attr {
-  std::string name;
-  std::variant<int64_t, double, std::vector<int64_t>> value;
+  std::string name;                                              ///< ONNX's attribute name ("axis")
+  std::variant<int64_t, double, std::vector<int64_t>> value;  ///< INT, FLOAT or INTS
 };
 
 /// The ONNX element type of a dtype (FLOAT, DOUBLE, INT64, BOOL).
@@ -30,6 +30,7 @@ class GraphBuilder {
  public:
   /// `float_dtype` is the model's float type (f32 or f64): the type of the float constants emitters add.
   explicit GraphBuilder(const std::string& name, DType float_dtype = f32);
+  /// The model's float type, given at construction.
   DType float_dtype() const { return float_dtype_; }
 
   /// Declares a graph input and returns its value name (= name).
@@ -51,6 +52,7 @@ class GraphBuilder {
   std::vector<std::string> op(const std::string& type, const std::vector<std::string>& inputs, int outputs,
                               const std::vector<Attr>& attrs);
 
+  /// The graph so far: inputs, outputs, initializers and nodes.
   const ::onnx::GraphProto& graph() const { return graph_; }
   /// The model: IR version of libonnx, the default domain at `opset`, producer "tensorgrad".
   ::onnx::ModelProto model(int64_t opset) const;

@@ -13,8 +13,8 @@ namespace tg::onnx {
 /// The masks of a self-attention call, as graph values: key_padding_mask (B, S) bool (true = padding), or
 /// empty; is_causal masks key j > query i.
 struct AttentionMasks {
-  std::string key_padding_mask;
-  bool is_causal = false;
+  std::string key_padding_mask;  ///< the (B, S) bool value's name, or empty for none
+  bool is_causal = false;        ///< mask key j > query i
 };
 
 /// A unary layer: Dense, LayerNorm, Embedding, Dropout, ReLU, GELU (erf form), Tanh, Sigmoid, Softmax, and a
