@@ -15,12 +15,7 @@ job=
 trap '[[ -n $job ]] && kill -9 $job 2>/dev/null; rm -rf "$dir"' EXIT
 cd "$dir"
 tiny_corpus
-cat >long.json <<'JSON'
-{"name": "long", "model": {"block_size": 16, "d_model": 16, "num_heads": 2, "num_layers": 1, "dim_feedforward": 32,
- "dropout": 0.1},
- "train": {"max_steps": 1000000, "batch_size": 8, "lr": 0.01, "min_lr": 0.001, "warmup_steps": 5,
- "decay_steps": 1000000, "weight_decay": 0.1, "clip_grad_norm": 1.0, "eval_interval": 20, "eval_stride": 8}}
-JSON
+tiny_config long 1 0.1 1000000 20 >long.json
 "${mpi[@]}" -np 2 "$bin" --threads 1 train --data corpus.txt --config long.json --out run >out.txt 2>err.txt &
 job=$!
 evaluations() { [[ -f run/metrics.jsonl ]] && wc -l <run/metrics.jsonl || echo 0; }

@@ -17,12 +17,7 @@ trap 'rm -rf "$dir"' EXIT
 cd "$dir"
 
 tiny_corpus
-cat >tiny.json <<'JSON'
-{"name": "tiny", "model": {"block_size": 16, "d_model": 16, "num_heads": 2, "num_layers": 1, "dim_feedforward": 32,
- "dropout": 0.0},
- "train": {"max_steps": 20, "batch_size": 8, "lr": 0.01, "min_lr": 0.001, "warmup_steps": 5, "decay_steps": 20,
- "weight_decay": 0.1, "clip_grad_norm": 1.0, "eval_interval": 10, "eval_stride": 8}}
-JSON
+tiny_config tiny 1 0.0 20 10 >tiny.json
 # mpirun_expect STATUS TEXT NP args...: as expect, under mpirun with NP processes.
 mpirun_expect() {
   local status=$1 text=$2 np=$3 got

@@ -5,19 +5,14 @@
 # Usage: cli_test.sh path/to/gpt
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../cli_expect.sh"  # fail, expect
-source "$(dirname "${BASH_SOURCE[0]}")/tiny_corpus.sh"    # tiny_corpus
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_corpus.sh"    # tiny_corpus, tiny_config
 bin=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
 
 tiny_corpus
-cat >tiny.json <<'JSON'
-{"name": "tiny", "model": {"block_size": 16, "d_model": 16, "num_heads": 2, "num_layers": 1, "dim_feedforward": 32,
- "dropout": 0.1},
- "train": {"max_steps": 20, "batch_size": 8, "lr": 0.01, "min_lr": 0.001, "warmup_steps": 5, "decay_steps": 20,
- "weight_decay": 0.1, "clip_grad_norm": 1.0, "eval_interval": 10, "eval_stride": 8}}
-JSON
+tiny_config tiny 1 0.1 20 10 >tiny.json
 
 
 expect 0 "model written to full/" train --data corpus.txt --config tiny.json --out full

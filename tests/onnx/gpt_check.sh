@@ -14,12 +14,7 @@ trap 'rm -rf "$dir"' EXIT
 cd "$dir"
 
 tiny_corpus
-cat >tiny.json <<'JSON'
-{"name": "tiny", "model": {"block_size": 16, "d_model": 16, "num_heads": 2, "num_layers": 2, "dim_feedforward": 32,
- "dropout": 0.1},
- "train": {"max_steps": 20, "batch_size": 8, "lr": 0.01, "min_lr": 0.001, "warmup_steps": 5, "decay_steps": 20,
- "weight_decay": 0.1, "clip_grad_norm": 1.0, "eval_interval": 10, "eval_stride": 8}}
-JSON
+tiny_config tiny 2 0.1 20 10 >tiny.json
 expect 0 "model written to run/" train --data corpus.txt --config tiny.json --out run
 expect 0 "run.onnx written (opset 17" export --model run --out run.onnx --data corpus.txt --cases run.cases
 grep -qF "9 batches of the validation split" out.txt || fail "export --cases wrote no cases"
