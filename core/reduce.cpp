@@ -77,13 +77,16 @@ Tensor per_row(const Rows& r, DType dtype, const char* op, F kernel) {
   });
 }
 
-ValuesIndices extreme(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* op, bool largest) {
+// The rows' extremes, and their indices unless values_only (amax, amin: then left empty).
+ValuesIndices extreme(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, const char* op, bool largest,
+                      bool values_only = false) {
   Rows r = to_rows(x, dims, keepdim, op);
   check<IndexError>(r.len > 0 || r.rows == 0, "{}: cannot reduce over an empty dim (input shape {})", op, x.shape());
   return detail::dispatch_arith(x.dtype(), op, [&](auto z) {
     using T = decltype(z);
-    ValuesIndices out{empty(r.out_shape, x.dtype()), empty(r.out_shape, i64)};
-    cpu::extreme_rows(r.data.data<T>(), r.rows, r.len, largest, out.values.data<T>(), out.indices.data<int64_t>());
+    ValuesIndices out{empty(r.out_shape, x.dtype()), values_only ? Tensor() : empty(r.out_shape, i64)};
+    cpu::extreme_rows(r.data.data<T>(), r.rows, r.len, largest, out.values.data<T>(),
+                      values_only ? nullptr : out.indices.data<int64_t>());
     return out;
   });
 }
@@ -123,10 +126,10 @@ Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim
 }
 
 Tensor amax(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  return extreme(x, dims, keepdim, "amax", true).values;
+  return extreme(x, dims, keepdim, "amax", true, true).values;
 }
 Tensor amin(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  return extreme(x, dims, keepdim, "amin", false).values;
+  return extreme(x, dims, keepdim, "amin", false, true).values;
 }
 ValuesIndices max(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, {dim}, keepdim, "max", true); }
 ValuesIndices min(const Tensor& x, int64_t dim, bool keepdim) { return extreme(x, {dim}, keepdim, "min", false); }

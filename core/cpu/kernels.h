@@ -109,6 +109,14 @@ void masked_softmax_f32(const float* in, const bool* blocked, float* out, int64_
 /// nonfinite_softmax_line (-inf when all -inf; -log k on k +inf entries, -inf elsewhere); a NaN gives NaNs.
 void log_softmax_f32(const float* in, float* out, int64_t n);
 
+/// log Σ exp(x_j) of the line: max + log Σ exp(x_j - max), the exps summed in f32 lanes. Within
+/// (|out| + n + 8)·ε absolute of the same in double. Without a finite max: the max (-inf for all -inf or
+/// n = 0, +inf when an entry is +inf); a NaN anywhere gives NaN.
+float logsumexp_f32(const float* in, int64_t n);
+
+/// The largest (largest) or smallest element of the line, n >= 1, exact; NaN when the line holds one.
+float extreme_f32(const float* in, int64_t n, bool largest);
+
 /// softmax's gradient p_j·(g_j - Σ g·p) from the upstream gradient g and the softmax p, into out (which may
 /// be g or p); Σ with fused multiply-adds where the target has them. Each output within
 /// (n + 4)·ε·|p_j|·(|g_j| + Σ|g·p|) + 2^-149 absolute. A fully masked line (p all 0) gives zeros.
@@ -309,8 +317,8 @@ void var_rows(const T* x, int64_t rows, int64_t len, int64_t correction, T* out)
 /// all -inf row gives -inf, one holding +inf gives +inf), NaN when the row holds a NaN.
 template <class T>
 void logsumexp_rows(const T* x, int64_t rows, int64_t len, T* out);
-/// The largest (or with !largest the smallest) value of each row, len >= 1, and its first index; a NaN wins, as
-/// in PyTorch. T = float, double or int64_t.
+/// The largest (or with !largest the smallest) value of each row, len >= 1, and its first index (indices may be
+/// null: values only, f32 rows then by extreme_f32); a NaN wins, as in PyTorch. T = float, double or int64_t.
 template <class T>
 void extreme_rows(const T* x, int64_t rows, int64_t len, bool largest, T* values, int64_t* indices);
 

@@ -101,6 +101,7 @@ void var_rows(const T* x, int64_t rows, int64_t len, int64_t correction, T* out)
 
 template <class T>
 void logsumexp_rows(const T* x, int64_t rows, int64_t len, T* out) {
+  if constexpr (std::is_same_v<T, float>) return per_row(x, rows, len, out, logsumexp_f32);
   per_row(x, rows, len, out, [](const T* p, int64_t n) {
     double m = -std::numeric_limits<double>::infinity();
     for (int64_t i = 0; i < n; ++i) m = std::max(m, double(p[i]));
@@ -114,9 +115,19 @@ void logsumexp_rows(const T* x, int64_t rows, int64_t len, T* out) {
 
 template <class T>
 void extreme_rows(const T* x, int64_t rows, int64_t len, bool largest, T* values, int64_t* indices) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (!indices) return per_row(x, rows, len, values, [largest](const T* p, int64_t n) {
+      return extreme_f32(p, n, largest);
+    });
+  }
   auto by = [&](auto better) {
-    per_row(x, rows, len, values, [&](const T* p, int64_t n) { return row_extreme(p, n, better).first; });
-    per_row(x, rows, len, indices, [&](const T* p, int64_t n) { return row_extreme(p, n, better).second; });
+    parallel_for(rows, std::max<int64_t>(1, kGrainElements / std::max<int64_t>(len, 1)), [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        const std::pair<T, int64_t> e = row_extreme(x + i * len, len, better);
+        values[i] = e.first;
+        if (indices) indices[i] = e.second;
+      }
+    });
   };
   if (largest) by([](T a, T b) { return a > b; });
   else by([](T a, T b) { return a < b; });

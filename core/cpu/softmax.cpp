@@ -1,5 +1,5 @@
-// The f32 softmax line (plain and with a mask of blocked keys), its gradient, and log_softmax's line and
-// gradient, written once on Highway and dispatched to the CPU's best target. A line runs in passes over
+// The f32 softmax line (plain and with a mask of blocked keys), its gradient, log_softmax's line and
+// gradient, and the line reductions that share their passes (log-sum-exp, max and min), written once on Highway and dispatched to the CPU's best target. A line runs in passes over
 // whole vectors with plain loads and stores, only its last partial vector masked (tail-inl.h). The
 // contracts, accuracy and order of summation are in kernels.h.
 #undef HWY_TARGET_INCLUDE
@@ -133,6 +133,42 @@ void LogSoftmaxF32(const float* in, float* out, size_t n) {
   ForBlocks(d, n, [&](size_t j, auto s) { s.Store(hn::Sub(hn::Sub(s.Load(d, in + j), vm), shift), d, out + j); });
 }
 
+float LogSumExpF32(const float* in, size_t n) {
+  const DF d;
+  const float m = LineMax(d, Line{in}, n);
+  // No finite max: all -inf gives -inf, +inf gives +inf, never inf - inf; a NaN (which Max may have passed
+  // over) gives NaN.
+  if (!std::isfinite(m)) {
+    for (size_t j = 0; j < n; ++j)
+      if (std::isnan(in[j])) return std::numeric_limits<float>::quiet_NaN();
+    return m;
+  }
+  const VF vm = hn::Set(d, m);
+  VF sum = hn::Zero(d), tsum = hn::Zero(d);
+  ForBlocks(d, n, [&](size_t j, auto s) { ExpAdd(d, s, s.Load(d, in + j), vm, sum, tsum); });
+  return m + std::log(Total(d, sum, tsum));
+}
+
+// The largest (or smallest) element of a nonempty line; NaN if it holds one (Max and Min alone may pass a
+// NaN over, so the lanes' NaNs are gathered apart).
+float ExtremeF32(const float* in, size_t n, bool largest) {
+  const DF d;
+  const VF start = hn::Set(d, in[0]);
+  VF acc = start;
+  auto nan = hn::Ne(start, start);
+  ForBlocks(d, n, [&](size_t j, auto s) {
+    const VF x = s.Keep(d, s.Load(d, in + j), start);
+    nan = hn::Or(nan, hn::IsNaN(x));
+    acc = largest ? hn::Max(acc, x) : hn::Min(acc, x);
+  });
+  if (!hn::AllFalse(d, nan)) return std::numeric_limits<float>::quiet_NaN();
+  float lanes[hn::MaxLanes(DF())];
+  hn::StoreU(acc, d, lanes);
+  float e = lanes[0];
+  for (size_t i = 1; i < hn::Lanes(d); ++i) e = largest ? std::max(e, lanes[i]) : std::min(e, lanes[i]);
+  return e;
+}
+
 void SoftmaxBackwardF32(const float* g, const float* p, float* out, size_t n) {
   const DF d;
   VF acc = hn::Zero(d);
@@ -172,6 +208,8 @@ namespace tg::cpu {
 HWY_EXPORT(SoftmaxF32);
 HWY_EXPORT(MaskedSoftmaxF32);
 HWY_EXPORT(LogSoftmaxF32);
+HWY_EXPORT(LogSumExpF32);
+HWY_EXPORT(ExtremeF32);
 HWY_EXPORT(SoftmaxBackwardF32);
 HWY_EXPORT(LogSoftmaxBackwardF32);
 
@@ -183,6 +221,12 @@ void masked_softmax_f32(const float* in, const bool* blocked, float* out, int64_
 
 void log_softmax_f32(const float* in, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(LogSoftmaxF32)(in, out, size_t(n));
+}
+
+float logsumexp_f32(const float* in, int64_t n) { return HWY_DYNAMIC_DISPATCH(LogSumExpF32)(in, size_t(n)); }
+
+float extreme_f32(const float* in, int64_t n, bool largest) {
+  return HWY_DYNAMIC_DISPATCH(ExtremeF32)(in, size_t(n), largest);
 }
 
 void softmax_backward_f32(const float* g, const float* p, float* out, int64_t n) {

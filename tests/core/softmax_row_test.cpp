@@ -1,6 +1,7 @@
-// The softmax and log_softmax lines of the kernel room (core/cpu/softmax.cpp), forward and backward, on every
-// Highway target this CPU runs, against double references at the bounds kernels.h states: every length 0..70
-// (every tail) and a few long lines, with -inf (masked keys), fully masked lines, ±0, inf, NaN, subnormals.
+// The softmax and log_softmax lines of the kernel room (core/cpu/softmax.cpp), forward and backward, and its
+// log-sum-exp and max/min lines, on every Highway target this CPU runs, against double references at the
+// bounds kernels.h states: every length 0..70 (every tail) and a few long lines, with -inf (masked keys),
+// fully masked lines, ±0, inf, NaN, subnormals.
 // And masked_softmax against the masked_fill + softmax it replaces in attention, bit for bit.
 #include <doctest/doctest.h>
 
@@ -188,6 +189,40 @@ TEST_CASE("log_softmax_f32 and log_softmax_backward_f32 keep kernels.h's bounds 
           else check_near(dx[j], double(g[j]) - e * total, (double(n) + 4) * kEps * (std::abs(double(g[j])) + e * total_abs));
         }
       }
+  });
+}
+
+TEST_CASE("logsumexp_f32 and extreme_f32 keep kernels.h's bounds on every target") {
+  for_each_target([] {
+    std::mt19937 gen(6);
+    for (int64_t n : lengths())
+      for (int round = 0; round < (n > 70 ? 4 : 16); ++round) {
+        CAPTURE(n);
+        CAPTURE(round);
+        const std::vector<float> x = line(gen, n, round % 2 == 1);
+        const auto [m, nan, z, k] = stats(x);
+        const float lse = cpu::logsumexp_f32(x.data(), n);
+        if (nan) CHECK(std::isnan(lse));
+        else if (!std::isfinite(m)) CHECK(lse == float(m));  // -inf for all -inf (and n = 0), +inf
+        else check_near(lse, m + std::log(z), (std::abs(m + std::log(z)) + double(n) + 8) * kEps);
+        if (n == 0) continue;
+        float hi = x[0], lo = x[0];
+        for (float v : x) hi = std::max(hi, v), lo = std::min(lo, v);
+        for (bool largest : {true, false}) {
+          CAPTURE(largest);
+          const float got = cpu::extreme_f32(x.data(), n, largest);
+          if (nan) CHECK(std::isnan(got));
+          else CHECK(got == (largest ? hi : lo));
+        }
+      }
+    // A NaN in the last partial vector, and in the first lane, is seen.
+    for (int64_t at : {int64_t(0), int64_t(36)}) {
+      std::vector<float> x(37, 1.0f);
+      x[size_t(at)] = NAN;
+      CHECK(std::isnan(cpu::extreme_f32(x.data(), 37, true)));
+      CHECK(std::isnan(cpu::extreme_f32(x.data(), 37, false)));
+      CHECK(std::isnan(cpu::logsumexp_f32(x.data(), 37)));
+    }
   });
 }
 
