@@ -36,9 +36,11 @@ struct Promoted {
 Promoted promote(const Tensor& a, const Tensor& b, const char* op, bool true_division = false) {
   detail::check_defined(a, op, "an operand");
   detail::check_defined(b, op, "an operand");
+  Promoted p{&a, &b, std::nullopt, std::nullopt};
+  // One dtype is its own result type (most calls: skip result_type's tiers).
+  if (a.dtype() == b.dtype() && (!true_division || is_floating(a.dtype()))) return p;
   DType t = result_type(a, b);
   if (true_division && !is_floating(t)) t = f32;
-  Promoted p{&a, &b, std::nullopt, std::nullopt};
   if (a.dtype() != t) p.a_to = a.to(t);
   if (b.dtype() != t) p.b_to = b.to(t);
   return p;
