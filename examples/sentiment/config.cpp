@@ -62,7 +62,7 @@ double parameter_count(const ModelConfig& m) {
   const double pooled = m.pooling == "mean+max" ? 2 * D : D;
   const double network = double(m.vocab_size) * D + (m.subword_buckets > 0 ? double(m.subword_buckets + 1) * D : 0) +
                          (m.positional == "learned" ? double(m.max_len) * D : 0) + double(m.num_layers) * layer +
-                         (m.norm_first ? 2 * D : 0) + pooled * double(m.num_classes) + double(m.num_classes);
+                         (m.norm_first ? 2 * D : 0) + (m.embedding_norm ? 2 * D : 0) + pooled * double(m.num_classes) + double(m.num_classes);
   return double(m.ensemble) * network;
 }
 
@@ -155,7 +155,7 @@ void to_json(nlohmann::json& j, const Config& c) {
                   {"pooling", m.pooling}, {"positional", m.positional}, {"token_dropout", m.token_dropout},
                   {"embedding_std", m.embedding_std}, {"num_classes", m.num_classes}, {"ensemble", m.ensemble},
                   {"subword_buckets", m.subword_buckets}, {"subword_combine", m.subword_combine},
-                  {"lexicon_weight", m.lexicon_weight}}},
+                  {"lexicon_weight", m.lexicon_weight}, {"embedding_norm", m.embedding_norm}}},
        {"train", {{"epochs", t.epochs}, {"batch_size", t.batch_size}, {"optimizer", t.optimizer}, {"lr", t.lr},
                   {"weight_decay", t.weight_decay}, {"label_smoothing", t.label_smoothing},
                   {"warmup_epochs", t.warmup_epochs}, {"schedule", t.schedule},
@@ -172,7 +172,7 @@ namespace {
 const std::map<std::string, std::set<std::string>> kKeys = {
     {"model", {"vocab_size", "max_len", "d_model", "num_heads", "num_layers", "dim_feedforward", "dropout",
                "activation", "norm_first", "pooling", "num_classes", "positional", "token_dropout", "embedding_std",
-               "ensemble", "subword_buckets", "subword_combine", "lexicon_weight"}},
+               "ensemble", "subword_buckets", "subword_combine", "lexicon_weight", "embedding_norm"}},
     {"train", {"epochs", "batch_size", "optimizer", "lr", "weight_decay", "label_smoothing", "warmup_epochs",
                "schedule", "clip_grad_norm", "val_fraction", "keep_best", "min_freq", "ensemble_data", "skip_malformed"}},
     {"files", {"data", "lexicon"}}};
@@ -241,6 +241,7 @@ void from_json(const nlohmann::json& j, Config& c) {
   read_optional(j, "model", "subword_buckets", m.subword_buckets);
   read_optional(j, "model", "subword_combine", m.subword_combine);
   read_optional(j, "model", "lexicon_weight", m.lexicon_weight);
+  read_optional(j, "model", "embedding_norm", m.embedding_norm);
   read(j, "train", "epochs", t.epochs), read(j, "train", "batch_size", t.batch_size);
   read(j, "train", "optimizer", t.optimizer), read(j, "train", "lr", t.lr);
   read(j, "train", "weight_decay", t.weight_decay), read(j, "train", "label_smoothing", t.label_smoothing);

@@ -44,6 +44,11 @@ struct ModelConfig {
   /// at most kMaxSubwords (48).
   /// Needs subword_buckets > 0; the lexicon is saved with the model.
   int64_t lexicon_weight = 0;
+  /// A LayerNorm over each token's input vector (word, sub-words, lexicon and position together) before the
+  /// encoder, as BERT's embeddings have (Devlin et al. 2019). Small embeddings (embedding_std) averaged over
+  /// a sub-word bag make inputs far shorter than the unit-variance ones the later layers see, and the first
+  /// layer's attention scores, dot products of projections of them, all near 0: every key weighs the same.
+  bool embedding_norm = false;
 };
 
 /// How to train it.

@@ -38,6 +38,7 @@ void check_same(const Config& a, const Config& b) {
   CHECK(m.subword_buckets == n.subword_buckets);
   CHECK(m.subword_combine == n.subword_combine);
   CHECK(m.lexicon_weight == n.lexicon_weight);
+  CHECK(m.embedding_norm == n.embedding_norm);
   const TrainConfig &t = a.train, &u = b.train;
   CHECK(t.epochs == u.epochs);
   CHECK(t.batch_size == u.batch_size);
@@ -104,7 +105,8 @@ TEST_CASE("Config JSON round trip keeps every field, through text") {
   custom.model = {.vocab_size = 99, .max_len = 17, .d_model = 24, .num_heads = 3, .num_layers = 5,
                   .dim_feedforward = 40, .dropout = 0.123456789, .activation = "gelu", .norm_first = true,
                   .pooling = "max", .positional = "none", .token_dropout = 0.25, .embedding_std = 0.0625, .num_classes = 3,
-                  .ensemble = 4, .subword_buckets = 8192, .subword_combine = "sum", .lexicon_weight = 5};
+                  .ensemble = 4, .subword_buckets = 8192, .subword_combine = "sum", .lexicon_weight = 5,
+                  .embedding_norm = true};
   custom.train = {.epochs = 7, .batch_size = 9, .optimizer = "adamw", .lr = 1.5e-4, .weight_decay = 0.3,
                   .label_smoothing = 0.05, .warmup_epochs = 2, .schedule = "cosine", .clip_grad_norm = 1.25,
                   .val_fraction = 0.2, .keep_best = true, .min_freq = 3, .ensemble_data = "folds"};
@@ -237,6 +239,16 @@ TEST_CASE("Config from JSON without subword_combine (an older model directory) r
   nlohmann::json j = config_by_name("default");
   j["model"].erase("subword_combine");
   CHECK(j.get<Config>().model.subword_combine == "mean");
+}
+
+TEST_CASE("Config from JSON without embedding_norm (an older model directory) reads it as false") {
+  nlohmann::json j = config_by_name("default");
+  j["model"]["embedding_norm"] = true;
+  CHECK(j.get<Config>().model.embedding_norm);
+  j["model"].erase("embedding_norm");
+  CHECK_FALSE(j.get<Config>().model.embedding_norm);
+  j["model"]["embedding_norm"] = 1.5;
+  CHECK_THROWS_WITH_AS(j.get<Config>(), doctest::Contains("'model.embedding_norm'"), tg::ValueError);
 }
 
 TEST_CASE("Config from JSON without lexicon_weight (an older model directory) reads it as 0; its range; it needs sub-words") {

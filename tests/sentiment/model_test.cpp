@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "batch.h"
@@ -132,6 +133,35 @@ TEST_CASE("embedding_std scales the initial token and position embeddings (N(0, 
   c.embedding_std = 0;
   CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("model: embedding_std must be finite and > 0, got 0"),
                        tg::ValueError);
+}
+
+TEST_CASE("embedding_norm: a LayerNorm over each token's input, so the embeddings' scale leaves the logits") {
+  const tg::Tensor tokens = tg::index_tensor({1, 5, 7, 2, 3, 0}, {2, 3});
+  const tg::Tensor pad = tg::eq(tokens, 0.0);  // (B, S), true at padding
+  auto logits = [&](bool norm, double embedding_scale) {
+    tg::manual_seed(9);
+    ModelConfig c = tiny();
+    c.embedding_norm = norm;
+    Classifier model(c);
+    model.eval();
+    for (const auto& [n, p] : model.named_parameters())
+      if (n.find("embedding.weight") != std::string::npos) {
+        tg::Tensor w = p.value();  // shares the parameter's storage
+        w.mul_(embedding_scale);
+      }
+    tg::NoGradGuard no_grad;
+    return model.forward(tokens, pad).value();
+  };
+  tg::manual_seed(9);
+  ModelConfig c = tiny();
+  c.embedding_norm = true;
+  Classifier model(c);
+  std::vector<std::string> names;
+  for (const auto& [n, p] : model.named_parameters()) names.push_back(n);
+  CHECK(std::count(names.begin(), names.end(), "embedding_norm.weight") == 1);
+  CHECK(std::count(names.begin(), names.end(), "embedding_norm.bias") == 1);
+  CHECK(max_abs_diff(logits(true, 1), logits(true, 7)) < 1e-4);   // LayerNorm takes the scale out
+  CHECK(max_abs_diff(logits(false, 1), logits(false, 7)) > 1e-2);  // without it, the encoder sees it
 }
 
 TEST_CASE("an ensemble names its members' parameters members.K and averages their class probabilities") {
