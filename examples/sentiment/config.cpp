@@ -95,6 +95,8 @@ void check_model_config(const ModelConfig& m) {
                         m.token_dropout);
   tg::check<ValueError>(std::isfinite(m.embedding_std) && m.embedding_std > 0,
                         "model: embedding_std must be finite and > 0, got {}", m.embedding_std);
+  tg::check<ValueError>(std::isfinite(m.qk_init_scale) && m.qk_init_scale > 0,
+                        "model: qk_init_scale must be finite and > 0, got {}", m.qk_init_scale);
   tg::check<ValueError>(m.num_classes >= 2 && m.num_classes <= kMaxSize, "model: num_classes must be in [2, {}], got {}",
                         kMaxSize, m.num_classes);
   tg::check<ValueError>(m.ensemble >= 1 && m.ensemble <= kMaxLayers, "model: ensemble must be in [1, {}], got {}",
@@ -155,7 +157,8 @@ void to_json(nlohmann::json& j, const Config& c) {
                   {"pooling", m.pooling}, {"positional", m.positional}, {"token_dropout", m.token_dropout},
                   {"embedding_std", m.embedding_std}, {"num_classes", m.num_classes}, {"ensemble", m.ensemble},
                   {"subword_buckets", m.subword_buckets}, {"subword_combine", m.subword_combine},
-                  {"lexicon_weight", m.lexicon_weight}, {"embedding_norm", m.embedding_norm}}},
+                  {"lexicon_weight", m.lexicon_weight}, {"embedding_norm", m.embedding_norm},
+                  {"qk_init_scale", m.qk_init_scale}}},
        {"train", {{"epochs", t.epochs}, {"batch_size", t.batch_size}, {"optimizer", t.optimizer}, {"lr", t.lr},
                   {"weight_decay", t.weight_decay}, {"label_smoothing", t.label_smoothing},
                   {"warmup_epochs", t.warmup_epochs}, {"schedule", t.schedule},
@@ -172,7 +175,7 @@ namespace {
 const std::map<std::string, std::set<std::string>> kKeys = {
     {"model", {"vocab_size", "max_len", "d_model", "num_heads", "num_layers", "dim_feedforward", "dropout",
                "activation", "norm_first", "pooling", "num_classes", "positional", "token_dropout", "embedding_std",
-               "ensemble", "subword_buckets", "subword_combine", "lexicon_weight", "embedding_norm"}},
+               "ensemble", "subword_buckets", "subword_combine", "lexicon_weight", "embedding_norm", "qk_init_scale"}},
     {"train", {"epochs", "batch_size", "optimizer", "lr", "weight_decay", "label_smoothing", "warmup_epochs",
                "schedule", "clip_grad_norm", "val_fraction", "keep_best", "min_freq", "ensemble_data", "skip_malformed"}},
     {"files", {"data", "lexicon"}}};
@@ -242,6 +245,7 @@ void from_json(const nlohmann::json& j, Config& c) {
   read_optional(j, "model", "subword_combine", m.subword_combine);
   read_optional(j, "model", "lexicon_weight", m.lexicon_weight);
   read_optional(j, "model", "embedding_norm", m.embedding_norm);
+  read_optional(j, "model", "qk_init_scale", m.qk_init_scale);
   read(j, "train", "epochs", t.epochs), read(j, "train", "batch_size", t.batch_size);
   read(j, "train", "optimizer", t.optimizer), read(j, "train", "lr", t.lr);
   read(j, "train", "weight_decay", t.weight_decay), read(j, "train", "label_smoothing", t.label_smoothing);

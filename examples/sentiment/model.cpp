@@ -43,6 +43,12 @@ Network::Network(const ModelConfig& c)
       tg::Tensor w = e->weight().value();  // shares the parameter's storage
       w.mul_(c.embedding_std);
     }
+  // Sharper initial attention: q·k scales with the square of this factor (ModelConfig::qk_init_scale).
+  if (c.qk_init_scale != 1.0)
+    for (int64_t l = 0; l < encoder_.num_layers(); ++l) {
+      tg::Tensor qk = encoder_.layer(l).self_attn().in_proj_weight().value().slice(0, 0, 2 * c.d_model);  // (2D, D)
+      qk.mul_(c.qk_init_scale);
+    }
   register_layer("token_embedding", token_embedding_);
   if (subword_embedding_) register_layer("subword_embedding", *subword_embedding_);
   if (c.positional == "learned") register_layer("position_embedding", position_embedding_);

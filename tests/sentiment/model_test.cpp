@@ -164,6 +164,32 @@ TEST_CASE("embedding_norm: a LayerNorm over each token's input, so the embedding
   CHECK(max_abs_diff(logits(false, 1), logits(false, 7)) > 1e-2);  // without it, the encoder sees it
 }
 
+TEST_CASE("qk_init_scale scales every layer's initial query and key weights, not the values, nor the draws") {
+  auto in_proj = [](const ModelConfig& c, int layer) {
+    tg::manual_seed(5);
+    Classifier model(c);
+    const std::string name = fmt::format("encoder.layers.{}.self_attn.in_proj_weight", layer);
+    for (const auto& [n, p] : model.named_parameters())
+      if (n == name) return p.value().to_vector<double>();  // (3D, D): rows q, k, v
+    FAIL("no parameter " << name);
+    return std::vector<double>{};
+  };
+  ModelConfig c = tiny();
+  for (int layer : {0, 1}) {
+    CAPTURE(layer);
+    c.qk_init_scale = 1;
+    std::vector<double> plain = in_proj(c, layer);
+    c.qk_init_scale = 2.5;
+    std::vector<double> scaled = in_proj(c, layer);
+    REQUIRE(scaled.size() == plain.size());
+    const size_t qk = size_t(2 * c.d_model * c.d_model);  // the first 2D rows of D
+    for (size_t i = 0; i < plain.size(); ++i) CHECK(scaled[i] == doctest::Approx((i < qk ? 2.5 : 1.0) * plain[i]));
+  }
+  c.qk_init_scale = -1;
+  CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("model: qk_init_scale must be finite and > 0, got -1"),
+                       tg::ValueError);
+}
+
 TEST_CASE("an ensemble names its members' parameters members.K and averages their class probabilities") {
   tg::manual_seed(3);
   ModelConfig c = tiny();
