@@ -33,6 +33,10 @@ Config config_by_name(const std::string& name) {
     // cross-validation (4 seeds per fold, 20 pairs).
     // Each word the AFINN-165 lexicon rates also carries its valence, counted 3 times in its input's mean:
     // the polarity of words rare or unseen in 2400 sentences (eighth round, same protocol).
+    // A LayerNorm over each token's input and query/key weights starting at 3 times Xavier's (tenth round):
+    // layer 0 read inputs of rms 0.02, so its attention logits were ~0 and its heads even over the words,
+    // and layer 1's logits (std ~0.5-1.4) left some heads near even too; now every head of both layers
+    // attends (normalised entropy < 0.95), +0.5 points in cross-validation.
     c.model.embedding_std = 0.03;
     c.model.positional = "none";
     c.model.token_dropout = 0.1;
@@ -49,6 +53,8 @@ Config config_by_name(const std::string& name) {
     c.model.subword_buckets = 4096;
     c.model.pooling = "mean+max";
     c.model.lexicon_weight = 3;
+    c.model.embedding_norm = true;
+    c.model.qk_init_scale = 3;
     return c;
   }
   throw tg::ValueError(fmt::format("unknown config '{}': expected 'reference' or 'default'", tg::escape_bytes(name)));

@@ -87,6 +87,10 @@ TEST_CASE("config_by_name: reference is the struct defaults, default is the tune
   CHECK(r.model.subword_buckets == 0);
   CHECK(d.model.lexicon_weight == 3);  // AFINN valences
   CHECK(r.model.lexicon_weight == 0);
+  CHECK(d.model.embedding_norm);  // unit-scale inputs for layer 0's attention
+  CHECK(d.model.qk_init_scale == 3);
+  CHECK_FALSE(r.model.embedding_norm);
+  CHECK(r.model.qk_init_scale == 1);
 }
 
 TEST_CASE("config_by_name rejects another name, naming it") {
