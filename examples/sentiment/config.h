@@ -44,6 +44,16 @@ struct ModelConfig {
   /// at most kMaxSubwords (48).
   /// Needs subword_buckets > 0; the lexicon is saved with the model.
   int64_t lexicon_weight = 0;
+  /// A LayerNorm over each token's input vector (word, sub-words, lexicon and position together) before the
+  /// encoder, as BERT's embeddings have (Devlin et al. 2019). Small embeddings (embedding_std) averaged over
+  /// a sub-word bag make inputs far shorter than the unit-variance ones the later layers see, and the first
+  /// layer's attention scores, dot products of projections of them, all near 0: every key weighs the same.
+  bool embedding_norm = false;
+  /// The initial query and key projection weights (in_proj_weight's first 2·d_model rows) of every encoder
+  /// layer, times this. Xavier's start on unit-scale inputs gives attention logits of std ~0.5, under which
+  /// every head is nearly even over a short sentence's keys, and training does not grow them; the logits
+  /// scale with its square. Initialisation only: the model's parts and forward pass are unchanged.
+  double qk_init_scale = 1.0;
 };
 
 /// How to train it.

@@ -45,7 +45,7 @@ struct Inputs {
 };
 
 // embed(): token rows, plus the sub-word bag (embedding_bag without the padding bucket 0) and its mean, plus
-// the position rows.
+// the position rows, then the embedding LayerNorm.
 std::string embed(GraphBuilder& g, Network& net, const ModelConfig& c, const std::string& prefix, const Inputs& in) {
   std::string x = ox::emit_embedding(g, ox::sublayer_as<tg::nn::Embedding>(net, "token_embedding"),
                                      prefix + "token_embedding.", in.tokens);           // (B, S, D)
@@ -58,10 +58,13 @@ std::string embed(GraphBuilder& g, Network& net, const ModelConfig& c, const std
     if (c.subword_combine == "mean")
       x = g.op("Div", {x, g.op("Add", {ox::reduce_sum(g, real, {2}, true), g.scalar(1, g.float_dtype())})});
   }
-  if (c.positional != "learned") return x;
-  std::string rows = ox::emit_embedding(g, ox::sublayer_as<tg::nn::Embedding>(net, "position_embedding"),
-                                        prefix + "position_embedding.", ox::positions(g, in.tokens, 1));  // (S, D)
-  return g.op("Add", {x, rows});
+  if (c.positional == "learned") {
+    std::string rows = ox::emit_embedding(g, ox::sublayer_as<tg::nn::Embedding>(net, "position_embedding"),
+                                          prefix + "position_embedding.", ox::positions(g, in.tokens, 1));  // (S, D)
+    x = g.op("Add", {x, rows});
+  }
+  if (!c.embedding_norm) return x;
+  return ox::emit_layer_norm(g, ox::sublayer_as<tg::nn::LayerNorm>(net, "embedding_norm"), prefix + "embedding_norm.", x);
 }
 
 // pool(): the mean and/or the max over the real tokens, (B, S, D) -> (B, D) or (B, 2D).

@@ -35,15 +35,24 @@ Network::Network(const ModelConfig& c)
   if (c.subword_buckets > 0)
     subword_embedding_ = std::make_unique<tg::nn::Embedding>(
         tg::nn::EmbeddingOptions{.num_embeddings = c.subword_buckets + 1, .embedding_dim = c.d_model, .padding_idx = 0});
+  if (c.embedding_norm)
+    embedding_norm_ = std::make_unique<tg::nn::LayerNorm>(tg::nn::LayerNormOptions{.normalized_shape = {c.d_model}});
   if (c.embedding_std != 1.0)
     for (tg::nn::Embedding* e : {&token_embedding_, &position_embedding_, subword_embedding_.get()}) {
       if (!e) continue;
       tg::Tensor w = e->weight().value();  // shares the parameter's storage
       w.mul_(c.embedding_std);
     }
+  // Sharper initial attention: q·k scales with the square of this factor (ModelConfig::qk_init_scale).
+  if (c.qk_init_scale != 1.0)
+    for (int64_t l = 0; l < encoder_.num_layers(); ++l) {
+      tg::Tensor qk = encoder_.layer(l).self_attn().in_proj_weight().value().slice(0, 0, 2 * c.d_model);  // (2D, D)
+      qk.mul_(c.qk_init_scale);
+    }
   register_layer("token_embedding", token_embedding_);
   if (subword_embedding_) register_layer("subword_embedding", *subword_embedding_);
   if (c.positional == "learned") register_layer("position_embedding", position_embedding_);
+  if (embedding_norm_) register_layer("embedding_norm", *embedding_norm_);
   register_layer("dropout", dropout_);  // no parameters, but it must follow train()/eval()
   register_layer("encoder", encoder_);
   register_layer("classifier", classifier_);
@@ -75,6 +84,7 @@ tg::Variable Network::embed(tg::Tensor tokens, tg::Tensor subwords) {
       x = x / tg::Variable(tg::sum(tg::ne(subwords, 0.0).to(x.dtype()), {2}, true) + 1.0);  // count (B, S, 1)
   }
   if (config_.positional == "learned") x = x + position_embedding_.forward(tg::arange(0, double(S), 1, tg::i64));
+  if (embedding_norm_) x = embedding_norm_->forward(x);
   return dropout_(x);
 }
 

@@ -39,6 +39,7 @@ class Network : public tg::nn::Layer {
   ModelConfig config_;
   tg::nn::Embedding token_embedding_, position_embedding_;
   std::unique_ptr<tg::nn::Embedding> subword_embedding_;  // (subword_buckets + 1, d_model), or null
+  std::unique_ptr<tg::nn::LayerNorm> embedding_norm_;      // over d_model, or null
   tg::nn::Dropout dropout_;
   tg::nn::Encoder encoder_;
   tg::nn::Dense classifier_;

@@ -10,7 +10,7 @@ Usage (PyTorch 1.13 is installed for /usr/bin/python3):
 It builds the classifier of config.json from torch.nn parts (nn.Embedding for tokens and positions, and
 with subword_buckets for hashed character n-grams, whose vectors are averaged with the word's as in fastText
 (or summed with it), and with lexicon_weight W, W times the bucket of each rated token's valence
-("<afinn-3>", from the model's lexicon.tsv);
+("<afinn-3>", from the model's lexicon.tsv); with embedding_norm, nn.LayerNorm over that input;
 nn.Dropout, nn.TransformerEncoder of nn.TransformerEncoderLayer with batch_first=True, a final LayerNorm
 when norm_first, masked mean or max pooling or both side by side, nn.Linear; K of them with averaged probabilities for an
 ensemble), loads model.safetensors into it (parsed here by
@@ -174,6 +174,8 @@ class Network(nn.Module):
             self.subword_embedding = nn.Embedding(m["subword_buckets"] + 1, D, padding_idx=0)
         if m.get("positional", "learned") == "learned":
             self.position_embedding = nn.Embedding(m["max_len"], D)
+        if m.get("embedding_norm", False):
+            self.embedding_norm = nn.LayerNorm(D, eps=1e-5)
         self.dropout = nn.Dropout(m["dropout"])
         layer = nn.TransformerEncoderLayer(D, m["num_heads"], m["dim_feedforward"], m["dropout"], m["activation"],
                                            layer_norm_eps=1e-5, batch_first=True, norm_first=m["norm_first"])
@@ -190,6 +192,8 @@ class Network(nn.Module):
                 x = x / ((subwords != 0).sum(2, keepdim=True).to(x.dtype) + 1)                # count (B, S, 1)
         if hasattr(self, "position_embedding"):
             x = x + self.position_embedding(torch.arange(tokens.shape[1]))
+        if hasattr(self, "embedding_norm"):
+            x = self.embedding_norm(x)
         x = self.dropout(x)
         h = self.encoder(x, src_key_padding_mask=pad_mask)                                    # (B, S, D)
         keep = (~pad_mask).unsqueeze(2)                                                       # (B, S, 1)

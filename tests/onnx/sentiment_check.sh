@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `sentiment export` end to end: three small models trained for one epoch on the bundled data (one post-norm
 # network with relu, learned positions and mean pooling; a pre-norm gelu ensemble of two with sub-words, the
-# lexicon and mean+max pooling, as the default recipe; one network with learned positions, summed sub-words and
-# max pooling), each exported and run by onnxruntime (tools/onnx_check.sh) on the whole test split in batches
+# lexicon, the embedding LayerNorm, scaled query/key weights and mean+max pooling, as the default recipe; one
+# network with learned positions, summed sub-words and max pooling), each exported and run by onnxruntime (tools/onnx_check.sh) on the whole test split in batches
 # of 1 to 32 padded sentences: every logit within 1e-5 of ours. Exit status 77 (skipped) without node or npm.
 # Usage: sentiment_check.sh path/to/sentiment path/to/tools/onnx_check.sh
 set -euo pipefail
@@ -28,7 +28,7 @@ JSON
 }
 config '"activation": "relu", "norm_first": false, "pooling": "mean", "positional": "learned"' >plain.json
 config '"activation": "gelu", "norm_first": true, "pooling": "mean+max", "positional": "none", "ensemble": 2,
- "subword_buckets": 64, "lexicon_weight": 2' >recipe.json
+ "subword_buckets": 64, "lexicon_weight": 2, "embedding_norm": true, "qk_init_scale": 2' >recipe.json
 config '"activation": "relu", "norm_first": false, "pooling": "max", "positional": "learned", "subword_buckets": 64,
  "subword_combine": "sum"' >sum.json
 for name in plain recipe sum; do

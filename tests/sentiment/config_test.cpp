@@ -38,6 +38,8 @@ void check_same(const Config& a, const Config& b) {
   CHECK(m.subword_buckets == n.subword_buckets);
   CHECK(m.subword_combine == n.subword_combine);
   CHECK(m.lexicon_weight == n.lexicon_weight);
+  CHECK(m.embedding_norm == n.embedding_norm);
+  CHECK(m.qk_init_scale == n.qk_init_scale);
   const TrainConfig &t = a.train, &u = b.train;
   CHECK(t.epochs == u.epochs);
   CHECK(t.batch_size == u.batch_size);
@@ -85,6 +87,10 @@ TEST_CASE("config_by_name: reference is the struct defaults, default is the tune
   CHECK(r.model.subword_buckets == 0);
   CHECK(d.model.lexicon_weight == 3);  // AFINN valences
   CHECK(r.model.lexicon_weight == 0);
+  CHECK(d.model.embedding_norm);  // unit-scale inputs for layer 0's attention
+  CHECK(d.model.qk_init_scale == 3);
+  CHECK_FALSE(r.model.embedding_norm);
+  CHECK(r.model.qk_init_scale == 1);
 }
 
 TEST_CASE("config_by_name rejects another name, naming it") {
@@ -104,7 +110,8 @@ TEST_CASE("Config JSON round trip keeps every field, through text") {
   custom.model = {.vocab_size = 99, .max_len = 17, .d_model = 24, .num_heads = 3, .num_layers = 5,
                   .dim_feedforward = 40, .dropout = 0.123456789, .activation = "gelu", .norm_first = true,
                   .pooling = "max", .positional = "none", .token_dropout = 0.25, .embedding_std = 0.0625, .num_classes = 3,
-                  .ensemble = 4, .subword_buckets = 8192, .subword_combine = "sum", .lexicon_weight = 5};
+                  .ensemble = 4, .subword_buckets = 8192, .subword_combine = "sum", .lexicon_weight = 5,
+                  .embedding_norm = true, .qk_init_scale = 2.5};
   custom.train = {.epochs = 7, .batch_size = 9, .optimizer = "adamw", .lr = 1.5e-4, .weight_decay = 0.3,
                   .label_smoothing = 0.05, .warmup_epochs = 2, .schedule = "cosine", .clip_grad_norm = 1.25,
                   .val_fraction = 0.2, .keep_best = true, .min_freq = 3, .ensemble_data = "folds"};
@@ -166,6 +173,8 @@ TEST_CASE("check_config names the field of a model or train setting out of range
       {"model: dropout must be in [0, 1), got -0.1", [](Config& c) { c.model.dropout = -0.1; }},
       {"model: dropout must be in [0, 1), got nan", [](Config& c) { c.model.dropout = NAN; }},
       {"model: embedding_std must be finite and > 0, got inf", [](Config& c) { c.model.embedding_std = INFINITY; }},
+      {"model: qk_init_scale must be finite and > 0, got 0", [](Config& c) { c.model.qk_init_scale = 0; }},
+      {"model: qk_init_scale must be finite and > 0, got nan", [](Config& c) { c.model.qk_init_scale = NAN; }},
       {"model: activation must be relu or gelu, got 'tanh'", [](Config& c) { c.model.activation = "tanh"; }},
       {"model: pooling must be mean, max or mean+max, got 'max+mean'", [](Config& c) { c.model.pooling = "max+mean"; }},
       {"model: subword_combine must be mean or sum, got 'avg'", [](Config& c) { c.model.subword_combine = "avg"; }},
@@ -237,6 +246,26 @@ TEST_CASE("Config from JSON without subword_combine (an older model directory) r
   nlohmann::json j = config_by_name("default");
   j["model"].erase("subword_combine");
   CHECK(j.get<Config>().model.subword_combine == "mean");
+}
+
+TEST_CASE("Config from JSON without embedding_norm (an older model directory) reads it as false") {
+  nlohmann::json j = config_by_name("default");
+  j["model"]["embedding_norm"] = true;
+  CHECK(j.get<Config>().model.embedding_norm);
+  j["model"].erase("embedding_norm");
+  CHECK_FALSE(j.get<Config>().model.embedding_norm);
+  j["model"]["embedding_norm"] = 1.5;
+  CHECK_THROWS_WITH_AS(j.get<Config>(), doctest::Contains("'model.embedding_norm'"), tg::ValueError);
+}
+
+TEST_CASE("Config from JSON without qk_init_scale (an older model directory) reads it as 1: Xavier's start") {
+  nlohmann::json j = config_by_name("default");
+  j["model"]["qk_init_scale"] = 3;
+  CHECK(j.get<Config>().model.qk_init_scale == 3.0);
+  j["model"].erase("qk_init_scale");
+  CHECK(j.get<Config>().model.qk_init_scale == 1.0);
+  j["model"]["qk_init_scale"] = "big";
+  CHECK_THROWS_WITH_AS(j.get<Config>(), doctest::Contains("'model.qk_init_scale'"), tg::ValueError);
 }
 
 TEST_CASE("Config from JSON without lexicon_weight (an older model directory) reads it as 0; its range; it needs sub-words") {

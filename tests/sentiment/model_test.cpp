@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "batch.h"
@@ -131,6 +132,61 @@ TEST_CASE("embedding_std scales the initial token and position embeddings (N(0, 
   ModelConfig c = tiny();
   c.embedding_std = 0;
   CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("model: embedding_std must be finite and > 0, got 0"),
+                       tg::ValueError);
+}
+
+TEST_CASE("embedding_norm: a LayerNorm over each token's input, so the embeddings' scale leaves the logits") {
+  const tg::Tensor tokens = tg::index_tensor({1, 5, 7, 2, 3, 0}, {2, 3});
+  const tg::Tensor pad = tg::eq(tokens, 0.0);  // (B, S), true at padding
+  auto logits = [&](bool norm, double embedding_scale) {
+    tg::manual_seed(9);
+    ModelConfig c = tiny();
+    c.embedding_norm = norm;
+    Classifier model(c);
+    model.eval();
+    for (const auto& [n, p] : model.named_parameters())
+      if (n.find("embedding.weight") != std::string::npos) {
+        tg::Tensor w = p.value();  // shares the parameter's storage
+        w.mul_(embedding_scale);
+      }
+    tg::NoGradGuard no_grad;
+    return model.forward(tokens, pad).value();
+  };
+  tg::manual_seed(9);
+  ModelConfig c = tiny();
+  c.embedding_norm = true;
+  Classifier model(c);
+  std::vector<std::string> names;
+  for (const auto& [n, p] : model.named_parameters()) names.push_back(n);
+  CHECK(std::count(names.begin(), names.end(), "embedding_norm.weight") == 1);
+  CHECK(std::count(names.begin(), names.end(), "embedding_norm.bias") == 1);
+  CHECK(max_abs_diff(logits(true, 1), logits(true, 7)) < 1e-4);   // LayerNorm takes the scale out
+  CHECK(max_abs_diff(logits(false, 1), logits(false, 7)) > 1e-2);  // without it, the encoder sees it
+}
+
+TEST_CASE("qk_init_scale scales every layer's initial query and key weights, not the values, nor the draws") {
+  auto in_proj = [](const ModelConfig& c, int layer) {
+    tg::manual_seed(5);
+    Classifier model(c);
+    const std::string name = fmt::format("encoder.layers.{}.self_attn.in_proj_weight", layer);
+    for (const auto& [n, p] : model.named_parameters())
+      if (n == name) return p.value().to_vector<double>();  // (3D, D): rows q, k, v
+    FAIL("no parameter " << name);
+    return std::vector<double>{};
+  };
+  ModelConfig c = tiny();
+  for (int layer : {0, 1}) {
+    CAPTURE(layer);
+    c.qk_init_scale = 1;
+    std::vector<double> plain = in_proj(c, layer);
+    c.qk_init_scale = 2.5;
+    std::vector<double> scaled = in_proj(c, layer);
+    REQUIRE(scaled.size() == plain.size());
+    const size_t qk = size_t(2 * c.d_model * c.d_model);  // the first 2D rows of D
+    for (size_t i = 0; i < plain.size(); ++i) CHECK(scaled[i] == doctest::Approx((i < qk ? 2.5 : 1.0) * plain[i]));
+  }
+  c.qk_init_scale = -1;
+  CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("model: qk_init_scale must be finite and > 0, got -1"),
                        tg::ValueError);
 }
 
