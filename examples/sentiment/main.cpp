@@ -87,7 +87,7 @@ int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed)
   if (config.model.lexicon_weight > 0) fmt::print("lexicon {}: {} words\n", in.lexicon, d.lexicon.size());
   fmt::print("config '{}': d_model {}, {} heads, {} layers, {} epochs, seed {}\n", tg::escape_bytes(config.name),
              config.model.d_model, config.model.num_heads, config.model.num_layers, config.train.epochs, o.seed);
-  if (config.train.ensemble_data == "folds")
+  if (config.train.ensemble_data == EnsembleData::folds)
     fmt::print("an ensemble of {0} networks on {0} folds: network k trains on all but fold k of the training sentences; "
                "val acc is out-of-fold (each network on its own held-out fold)\n", config.model.ensemble);
   TrainResult r = train(config, d, o);

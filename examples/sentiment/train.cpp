@@ -48,7 +48,7 @@ Data prepare_data(const std::string& path, const Config& config, uint64_t seed, 
 namespace {
 
 std::unique_ptr<tg::optim::Optimizer> make_optimizer(const TrainConfig& t, const std::vector<tg::Variable>& params) {
-  if (t.optimizer == "adam")
+  if (t.optimizer == OptimizerKind::adam)
     return std::make_unique<tg::optim::Adam>(params, tg::optim::AdamOptions{.lr = t.lr, .weight_decay = t.weight_decay});
   return std::make_unique<tg::optim::AdamW>(params, tg::optim::AdamWOptions{.lr = t.lr, .weight_decay = t.weight_decay});
 }
@@ -56,7 +56,7 @@ std::unique_ptr<tg::optim::Optimizer> make_optimizer(const TrainConfig& t, const
 // Learning rate at `step` of `total`: linear warmup over the first warmup_steps, then constant or cosine.
 double lr_at(const TrainConfig& t, int64_t step, int64_t warmup_steps, int64_t total) {
   if (step < warmup_steps) return t.lr * double(step + 1) / double(warmup_steps);
-  if (t.schedule != "cosine") return t.lr;
+  if (t.schedule != Schedule::cosine) return t.lr;
   double progress = double(step - warmup_steps) / double(std::max<int64_t>(total - warmup_steps, 1));
   return t.lr * 0.5 * (1 + std::cos(std::numbers::pi * progress));
 }
@@ -152,7 +152,7 @@ struct Run {
       : config(c), data(d), options(o), model(c.model), opt(make_optimizer(c.train, model.parameters())),
         shuffle_gen(o.seed + 1), fingerprint(data_fingerprint(d)),
         checkpoint_path((fs::path(o.out_dir) / "checkpoint.safetensors").string()) {
-    if (c.train.ensemble_data == "folds") std::tie(fold_train, fold_val) = split_folds(d.train, c.model.ensemble, o.seed);
+    if (c.train.ensemble_data == EnsembleData::folds) std::tie(fold_train, fold_val) = split_folds(d.train, c.model.ensemble, o.seed);
     per_epoch = 0;
     for (const std::vector<Encoded>* set : train_sets())
       per_epoch = std::max(per_epoch, (int64_t(set->size()) + c.train.batch_size - 1) / c.train.batch_size);
@@ -413,7 +413,7 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
                             data.train.size(), data.test.size());
   tg::check<tg::ValueError>(data.vocab.size() > 2, "train: the vocabulary holds only <pad> and <unk>: no training "
                             "token occurs min_freq = {} times", t.min_freq);
-  if (t.ensemble_data == "folds") {
+  if (t.ensemble_data == EnsembleData::folds) {
     const int64_t k = config.model.ensemble;
     tg::check<tg::ValueError>(t.val_fraction == 0 && data.val.empty(), "train: ensemble_data 'folds' validates each "
                               "member on its own fold; val_fraction must be 0, got {} ({} validation sentences)",

@@ -13,7 +13,7 @@ using sentiment_test::TempDir;
 TEST_CASE("an ensemble on folds reports each member's accuracy on its own held-out fold as validation accuracy") {
   TempDir tmp;
   Config c = sentiment_test::tiny_config();
-  c.model.ensemble = 3, c.train.ensemble_data = "folds", c.train.val_fraction = 0, c.train.keep_best = false;
+  c.model.ensemble = 3, c.train.ensemble_data = EnsembleData::folds, c.train.val_fraction = 0, c.train.keep_best = false;
   const Data data = prepare_data(sentiment_test::write_tiny_tsv(tmp), c, /*seed=*/7);
   REQUIRE(data.val.empty());
   REQUIRE(data.train.size() == 120);
