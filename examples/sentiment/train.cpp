@@ -53,12 +53,16 @@ std::unique_ptr<tg::optim::Optimizer> make_optimizer(const TrainConfig& t, const
   return std::make_unique<tg::optim::AdamW>(params, tg::optim::AdamWOptions{.lr = t.lr, .weight_decay = t.weight_decay});
 }
 
-// Learning rate at `step` of `total`: linear warmup over the first warmup_steps, then constant or cosine.
-double lr_at(const TrainConfig& t, int64_t step, int64_t warmup_steps, int64_t total) {
-  if (step < warmup_steps) return t.lr * double(step + 1) / double(warmup_steps);
-  if (t.schedule != Schedule::cosine) return t.lr;
+// The learning rate's factor at optimizer step `step` (0-based) of `total`, for a LambdaLR: a linear warmup
+// over the first warmup_steps ((step + 1) / warmup_steps), then 1 (constant) or a cosine from 1 to 0 at the
+// last step (Loshchilov & Hutter 2017, without restarts): the warmup-then-cosine LambdaLR of HuggingFace's
+// get_cosine_schedule_with_warmup. A function of the step and the run's length alone, so a resume that
+// extends the run stretches the cosine.
+double schedule_factor(Schedule schedule, int64_t step, int64_t warmup_steps, int64_t total) {
+  if (step < warmup_steps) return double(step + 1) / double(warmup_steps);
+  if (schedule != Schedule::cosine) return 1;
   double progress = double(step - warmup_steps) / double(std::max<int64_t>(total - warmup_steps, 1));
-  return t.lr * 0.5 * (1 + std::cos(std::numbers::pi * progress));
+  return 0.5 * (1 + std::cos(std::numbers::pi * progress));
 }
 
 int64_t correct_count(const tg::Tensor& logits, const tg::Tensor& labels) {
@@ -137,6 +141,7 @@ struct Run {
   const TrainOptions& options;
   Classifier model;
   std::unique_ptr<tg::optim::Optimizer> opt;
+  std::unique_ptr<tg::optim::LambdaLR> schedule;  // the lr of each step: the schedule times lr_scale
   tg::Generator shuffle_gen;
   std::string fingerprint, checkpoint_path;
   int64_t per_epoch, total_steps, warmup_steps;
@@ -157,6 +162,16 @@ struct Run {
     for (const std::vector<Encoded>* set : train_sets())
       per_epoch = std::max(per_epoch, (int64_t(set->size()) + c.train.batch_size - 1) / c.train.batch_size);
     total_steps = per_epoch * c.train.epochs, warmup_steps = per_epoch * c.train.warmup_epochs;
+    schedule = std::make_unique<tg::optim::LambdaLR>(*opt, std::vector<tg::optim::LambdaLR::Lambda>{[this](int64_t s) {
+      return schedule_factor(config.train.schedule, s, warmup_steps, total_steps) * lr_scale;
+    }});
+  }
+  Run(const Run&) = delete;  // the schedule refers to this run
+  // Puts the schedule at optimizer step `step` (after a restore, or a resume that changed the run's length).
+  void sync_schedule() {
+    schedule->load_state_dict({{"last_epoch", double(step - 1)}, {"base_lr.0", config.train.lr},
+                               {"last_lr.0", opt->lr()}});
+    schedule->step();
   }
   // The training sentences: one set shared by all members, or one per member.
   std::vector<const std::vector<Encoded>*> train_sets() const {
@@ -200,6 +215,7 @@ void restore(Run& r, const Checkpoint& c) {
   r.model.set_generator_states(c.member_rngs);
   r.epoch = c.epoch, r.step = c.step, r.lr_scale = c.lr_scale, r.rollbacks = c.rollbacks;
   r.best_val = c.best_val, r.best_epoch = c.best_epoch, r.best_model = c.best_model, r.log = c.log;
+  r.sync_schedule();
 }
 
 // ValueError unless checkpoint `c` is of this run: the same seed, configuration (the epoch count aside)
@@ -273,6 +289,7 @@ std::string train_step(Run& r, const std::vector<const Batch*>& batches, double&
     return fmt::format("{} (loss {:.6g})", bad, mean_loss);
   if (t.clip_grad_norm > 0) tg::optim::clip_grad_norm(r.model.parameters(), t.clip_grad_norm);
   r.opt->step();
+  r.schedule->step();
   ++r.step;
   loss_sum += member_loss_sum, correct += member_correct, seen += member_seen;
   return "";
@@ -285,6 +302,7 @@ std::string train_epoch(Run& r, Progress& progress, EpochLog& e) {
   progress.start_epoch();
   double loss_sum = 0;
   int64_t correct = 0, seen = 0, batch = 0;
+  double lr = r.opt->lr();  // the last step's
   std::vector<std::vector<Batch>> batches;  // one shuffled list per training set (shared, or per member)
   for (const std::vector<Encoded>* set : r.train_sets())
     batches.push_back(make_batches(*set, r.config.train.batch_size, true, &r.shuffle_gen));
@@ -294,8 +312,7 @@ std::string train_epoch(Run& r, Progress& progress, EpochLog& e) {
       const std::vector<Batch>& list = batches[batches.size() == 1 ? 0 : size_t(k)];
       step_batches.push_back(size_t(i) < list.size() ? &list[size_t(i)] : nullptr);
     }
-    const double lr = lr_at(r.config.train, r.step, r.warmup_steps, r.total_steps) * r.lr_scale;
-    r.opt->set_lr(0, lr);
+    lr = r.opt->lr();
     const std::string where = fmt::format("epoch {}, step {} (batch {} of {}, lr {:.6g})", r.epoch + 1, r.step + 1,
                                           ++batch, r.per_epoch, lr);
     std::string bad;
@@ -309,7 +326,7 @@ std::string train_epoch(Run& r, Progress& progress, EpochLog& e) {
     progress.update(r.epoch + 1, batch, loss_sum / double(seen), double(correct) / double(seen), seen);
   }
   progress.clear();
-  e = {r.epoch + 1, loss_sum / double(seen), double(correct) / double(seen), NAN, r.opt->lr(),
+  e = {r.epoch + 1, loss_sum / double(seen), double(correct) / double(seen), NAN, lr,
        progress.epoch_seconds(), double(seen) / progress.epoch_seconds()};
   return "";
 }
@@ -327,6 +344,7 @@ void on_nonfinite(Run& r, const std::string& what) {
   const int64_t rollbacks = r.rollbacks + 1;
   restore(r, load_checkpoint(r.checkpoint_path));
   r.lr_scale = scale, r.rollbacks = rollbacks;
+  r.sync_schedule();
   if (o.verbose)
     fmt::print("train: {}; rollback {} of {}: back to the checkpoint of epoch {}, learning rate scaled by {:.6g}\n",
                what, rollbacks, o.max_rollbacks, r.epoch, scale);
