@@ -112,7 +112,9 @@ void write_logits(Classifier& model, const std::vector<Encoded>& data, const std
   tg::NoGradGuard no_grad;
   model.eval();
   std::string text;
-  for (const Batch& b : make_batches(data, 128, false, nullptr)) {
+  const std::unique_ptr<tg::data::DataLoader> loader = make_loader(data, 128);
+  for (const tg::data::Batch& batch : *loader) {
+    const Batch b = Batch::of(batch);
     tg::Tensor logits = model.forward(b.tokens, b.pad_mask, b.subwords).value();  // (B, C)
     std::vector<float> v = logits.to_vector<float>();
     for (int64_t r = 0; r < logits.size(0); ++r) {

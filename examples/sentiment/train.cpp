@@ -76,7 +76,9 @@ std::vector<int64_t> predict_with(Model& model, const std::vector<Encoded>& data
   bool was_training = model.is_training();
   model.eval();
   std::vector<int64_t> out;
-  for (const Batch& b : make_batches(data, 128, false, nullptr)) {
+  const std::unique_ptr<tg::data::DataLoader> loader = make_loader(data, 128);
+  for (const tg::data::Batch& batch : *loader) {
+    const Batch b = Batch::of(batch);
     std::vector<int64_t> p = tg::argmax(model.forward(b.tokens, b.pad_mask, b.subwords).value(), 1).template to_vector<int64_t>();
     out.insert(out.end(), p.begin(), p.end());
   }
@@ -152,6 +154,8 @@ struct Run {
   // ensemble_data "folds": member k trains on fold_train[k] and is validated on fold_val[k]. Empty otherwise:
   // every member trains on data.train, in the same batches.
   std::vector<std::vector<Encoded>> fold_train, fold_val;
+  // One loader per training set, shuffled from shuffle_gen, each drawing its epoch's order in turn.
+  std::vector<std::unique_ptr<tg::data::DataLoader>> loaders;
 
   Run(const Config& c, const Data& d, const TrainOptions& o)
       : config(c), data(d), options(o), model(c.model), opt(make_optimizer(c.train, model.parameters())),
@@ -159,8 +163,11 @@ struct Run {
         checkpoint_path((fs::path(o.out_dir) / "checkpoint.safetensors").string()) {
     if (c.train.ensemble_data == EnsembleData::folds) std::tie(fold_train, fold_val) = split_folds(d.train, c.model.ensemble, o.seed);
     per_epoch = 0;
-    for (const std::vector<Encoded>* set : train_sets())
-      per_epoch = std::max(per_epoch, (int64_t(set->size()) + c.train.batch_size - 1) / c.train.batch_size);
+    for (const std::vector<Encoded>* set : train_sets()) {
+      loaders.push_back(make_loader(*set, c.train.batch_size,
+                                    std::make_shared<SharedRandomSampler>(int64_t(set->size()), shuffle_gen)));
+      per_epoch = std::max(per_epoch, loaders.back()->size());
+    }
     total_steps = per_epoch * c.train.epochs, warmup_steps = per_epoch * c.train.warmup_epochs;
     schedule = std::make_unique<tg::optim::LambdaLR>(*opt, std::vector<tg::optim::LambdaLR::Lambda>{[this](int64_t s) {
       return schedule_factor(config.train.schedule, s, warmup_steps, total_steps) * lr_scale;
@@ -216,6 +223,8 @@ void restore(Run& r, const Checkpoint& c) {
   r.epoch = c.epoch, r.step = c.step, r.lr_scale = c.lr_scale, r.rollbacks = c.rollbacks;
   r.best_val = c.best_val, r.best_epoch = c.best_epoch, r.best_model = c.best_model, r.log = c.log;
   r.sync_schedule();
+  for (const std::unique_ptr<tg::data::DataLoader>& l : r.loaders)  // back to the start of an epoch
+    l->load_state({.epoch = l->epoch(), .batch = 0, .num_batches = l->size()});
 }
 
 // ValueError unless checkpoint `c` is of this run: the same seed, configuration (the epoch count aside)
@@ -303,14 +312,15 @@ std::string train_epoch(Run& r, Progress& progress, EpochLog& e) {
   double loss_sum = 0;
   int64_t correct = 0, seen = 0, batch = 0;
   double lr = r.opt->lr();  // the last step's
-  std::vector<std::vector<Batch>> batches;  // one shuffled list per training set (shared, or per member)
-  for (const std::vector<Encoded>* set : r.train_sets())
-    batches.push_back(make_batches(*set, r.config.train.batch_size, true, &r.shuffle_gen));
+  std::vector<tg::data::DataLoader::Iterator> sets;  // each loader's epoch, the orders drawn in turn
+  for (const std::unique_ptr<tg::data::DataLoader>& l : r.loaders) sets.push_back(l->begin());
   for (int64_t i = 0; i < r.per_epoch; ++i) {
+    std::vector<Batch> now;  // each set's batch of this step (undefined past its end)
+    for (tg::data::DataLoader::Iterator& it : sets) now.push_back(it == tg::data::DataLoader::Sentinel{} ? Batch{} : Batch::of(*it));
     std::vector<const Batch*> step_batches;  // member k's batch of this step
     for (int64_t k = 0; k < r.model.num_members(); ++k) {
-      const std::vector<Batch>& list = batches[batches.size() == 1 ? 0 : size_t(k)];
-      step_batches.push_back(size_t(i) < list.size() ? &list[size_t(i)] : nullptr);
+      const Batch& b = now[now.size() == 1 ? 0 : size_t(k)];
+      step_batches.push_back(b.tokens.defined() ? &b : nullptr);
     }
     lr = r.opt->lr();
     const std::string where = fmt::format("epoch {}, step {} (batch {} of {}, lr {:.6g})", r.epoch + 1, r.step + 1,
@@ -323,6 +333,8 @@ std::string train_epoch(Run& r, Progress& progress, EpochLog& e) {
       throw tg::ValueError(fmt::format("train: {}: {}", where, err.what()));
     }
     if (!bad.empty()) return fmt::format("{} at {}", bad, where);
+    for (tg::data::DataLoader::Iterator& it : sets)
+      if (it != tg::data::DataLoader::Sentinel{}) ++it;
     progress.update(r.epoch + 1, batch, loss_sum / double(seen), double(correct) / double(seen), seen);
   }
   progress.clear();
