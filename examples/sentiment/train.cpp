@@ -4,9 +4,13 @@
 // or gradient is NaN or inf, but stops or rolls back to the checkpoint with a lower learning rate.
 #include "train.h"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <numbers>
+#include <optional>
 
 #include "checkpoint.h"
 #include "files.h"
@@ -306,9 +310,14 @@ std::string train_step(Run& r, const std::vector<const Batch*>& batches, double&
 
 // The training steps of epoch r.epoch + 1. Returns "" when all were finite, else what went wrong and where
 // (the steps before it were applied; the caller stops or rolls back).
-std::string train_epoch(Run& r, Progress& progress, EpochLog& e) {
+std::string train_epoch(Run& r, EpochLog& e) {
   r.model.train();
-  progress.start_epoch();
+  const auto started = std::chrono::steady_clock::now();
+  // On a terminal, a bar per epoch (tg::train::ProgressBar); elsewhere (a log) only the epoch's summary line.
+  std::optional<tg::train::ProgressBar> bar;
+  if (r.options.verbose && isatty(STDERR_FILENO))
+    bar.emplace(tg::train::ProgressBarOptions{
+        .total = r.per_epoch, .label = fmt::format("epoch {}/{}", r.epoch + 1, r.config.train.epochs)});
   double loss_sum = 0;
   int64_t correct = 0, seen = 0, batch = 0;
   double lr = r.opt->lr();  // the last step's
@@ -332,14 +341,20 @@ std::string train_epoch(Run& r, Progress& progress, EpochLog& e) {
       if (!r.options.detect_anomaly) throw;
       throw tg::ValueError(fmt::format("train: {}: {}", where, err.what()));
     }
-    if (!bad.empty()) return fmt::format("{} at {}", bad, where);
+    if (!bad.empty()) {
+      if (bar) bar->clear();
+      return fmt::format("{} at {}", bad, where);
+    }
     for (tg::data::DataLoader::Iterator& it : sets)
       if (it != tg::data::DataLoader::Sentinel{}) ++it;
-    progress.update(r.epoch + 1, batch, loss_sum / double(seen), double(correct) / double(seen), seen);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (bar)
+      bar->update(batch, {{"loss", loss_sum / double(seen)}, {"acc", double(correct) / double(seen)},
+                          {"sent/s", double(seen) / std::max(seconds, 1e-9)}});
   }
-  progress.clear();
-  e = {r.epoch + 1, loss_sum / double(seen), double(correct) / double(seen), NAN, lr,
-       progress.epoch_seconds(), double(seen) / progress.epoch_seconds()};
+  if (bar) bar->clear();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  e = {r.epoch + 1, loss_sum / double(seen), double(correct) / double(seen), NAN, lr, seconds, double(seen) / seconds};
   return "";
 }
 
@@ -362,16 +377,15 @@ void on_nonfinite(Run& r, const std::string& what) {
                what, rollbacks, o.max_rollbacks, r.epoch, scale);
 }
 
-// metrics.jsonl: one line per epoch of r.log, the whole file replaced atomically after each epoch (a resume
-// drops the lines past its checkpoint; a full disk is an error, never a short log).
-void write_metrics(const Run& r) {
-  std::string lines;
-  for (const EpochLog& e : r.log) lines += epoch_json(e).dump() + "\n";
-  tg::write_file_atomic((fs::path(r.options.out_dir) / "metrics.jsonl").string(), {lines}, "train");
+// An epoch's line of metrics.jsonl (NaN, an absent split's accuracy, is null).
+tg::train::Record record(const EpochLog& e) {
+  return {{"epoch", double(e.epoch)}, {"train_loss", e.train_loss}, {"train_accuracy", e.train_accuracy},
+          {"val_accuracy", e.val_accuracy}, {"lr", e.lr}, {"seconds", e.seconds},
+          {"sentences_per_second", e.sentences_per_second}};
 }
 
 // Validation, keep-best, checkpoint, metrics line and summary of a completed epoch.
-void finish_epoch(Run& r, EpochLog e) {
+void finish_epoch(Run& r, tg::train::MetricsLogger& metrics, EpochLog e) {
   e.val_accuracy = validation_accuracy(r);
   r.log.push_back(e);
   r.epoch = e.epoch;
@@ -380,7 +394,7 @@ void finish_epoch(Run& r, EpochLog e) {
     for (const auto& [name, t] : r.model.state_dict()) r.best_model[name] = t.clone();
   }
   save_checkpoint(r.checkpoint_path, snapshot(r));
-  write_metrics(r);
+  metrics.log(record(e));
   if (r.options.verbose)
     fmt::print("epoch {:>2}/{}  loss {:.4f}  train acc {:.3f}  val acc {}  {:.1f}s  {:.0f} sent/s\n", e.epoch,
                r.config.train.epochs, e.train_loss, e.train_accuracy,
@@ -464,16 +478,17 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
                                 e.code().message()));
   }
   start(r);
-  write_metrics(r);
-  Progress progress(config.train.epochs, r.per_epoch);
+  // Rewritten from the run's log: a resume drops the lines past its checkpoint. Each line is flushed and
+  // checked (a full disk is an error, never a short log).
+  tg::train::JsonlLogger metrics((fs::path(options.out_dir) / "metrics.jsonl").string());
+  for (const EpochLog& e : r.log) metrics.log(record(e));
   while (r.epoch < config.train.epochs) {
     EpochLog e;
-    if (std::string bad = train_epoch(r, progress, e); !bad.empty()) {
-      progress.clear();
+    if (std::string bad = train_epoch(r, e); !bad.empty()) {
       on_nonfinite(r, bad);
       continue;
     }
-    finish_epoch(r, e);
+    finish_epoch(r, metrics, e);
     if (options.on_epoch_end && !options.on_epoch_end(r.log.back())) break;
   }
   return finish(r);
