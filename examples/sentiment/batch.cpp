@@ -1,5 +1,5 @@
-// Encoding and batching: sentences become id lists once, and each epoch regroups them into padded
-// batches with masks (shuffled from the run's generator, so a seed fixes the order).
+// Encoding and batching: sentences become id lists once; a DataLoader regroups them each epoch into padded
+// batches with masks (pad_collate), shuffled from the run's generator, so a seed fixes the order.
 #include "batch.h"
 
 #include <algorithm>
@@ -35,52 +35,49 @@ std::vector<Encoded> encode_all(const std::vector<Example>& examples, const Voca
   return out;
 }
 
-namespace {
-
-// The (B, S, N) sub-word tensor of rows `rows` (S their longest sentence, N their token with most n-grams,
-// at least 1), 0 at padding; undefined when the data has no sub-words.
-tg::Tensor subword_tensor(const std::vector<Encoded>& data, const std::vector<int64_t>& rows, int64_t S) {
-  if (std::none_of(rows.begin(), rows.end(), [&](int64_t r) { return !data[size_t(r)].subwords.empty(); })) return {};
-  const int64_t B = int64_t(rows.size());
-  int64_t N = 1;
-  for (int64_t r : rows)
-    for (const std::vector<int64_t>& g : data[size_t(r)].subwords) N = std::max<int64_t>(N, int64_t(g.size()));
-  std::vector<int64_t> ids(size_t(B * S * N), 0);
-  for (int64_t b = 0; b < B; ++b) {
-    const std::vector<std::vector<int64_t>>& sub = data[size_t(rows[size_t(b)])].subwords;
-    for (size_t s = 0; s < sub.size(); ++s) std::copy(sub[s].begin(), sub[s].end(), ids.begin() + (b * S + int64_t(s)) * N);
-  }
-  return tg::index_tensor(ids, {B, S, N});
+Batch Batch::of(const tg::data::Batch& b) {
+  return {b[0], b.masks.at(0), b[1], b.fields.size() > 2 ? b[2] : tg::Tensor()};
 }
 
-}  // namespace
+EncodedDataset::EncodedDataset(const std::vector<Encoded>& data)
+    : data_(&data), subwords_(std::any_of(data.begin(), data.end(), [](const Encoded& e) { return !e.subwords.empty(); })) {}
+
+tg::data::Example EncodedDataset::get(int64_t index) const {
+  tg::check<tg::IndexError>(index >= 0 && index < size(), "EncodedDataset: index {} outside [0, {})", index, size());
+  const Encoded& e = (*data_)[size_t(index)];
+  const int64_t S = int64_t(e.ids.size());
+  tg::data::Example out = {tg::index_tensor(e.ids, {S}), tg::scalar_tensor(double(e.label), tg::i64)};
+  if (!subwords_) return out;
+  int64_t N = 1;  // a batch of tokens without n-grams still gets one (zero) column
+  for (const std::vector<int64_t>& g : e.subwords) N = std::max<int64_t>(N, int64_t(g.size()));
+  std::vector<int64_t> ids(size_t(S * N), 0);
+  for (size_t s = 0; s < e.subwords.size(); ++s)
+    std::copy(e.subwords[s].begin(), e.subwords[s].end(), ids.begin() + int64_t(s) * N);
+  out.push_back(tg::index_tensor(ids, {S, N}));
+  return out;
+}
+
+SharedRandomSampler::SharedRandomSampler(int64_t n, tg::Generator& generator) : n_(n), generator_(&generator) {
+  tg::check<tg::ValueError>(n >= 0, "SharedRandomSampler: size must be >= 0, got {}", n);
+}
+
+std::vector<int64_t> SharedRandomSampler::indices() { return tg::randperm(n_, generator_).to_vector<int64_t>(); }
+
+std::unique_ptr<tg::data::DataLoader> make_loader(const std::vector<Encoded>& data, int64_t batch_size,
+                                                  std::shared_ptr<tg::data::Sampler> sampler) {
+  tg::check<tg::ValueError>(batch_size >= 1, "make_loader: batch_size must be >= 1, got {}", batch_size);
+  tg::check<tg::ValueError>(!data.empty(), "make_loader: no examples to batch");
+  return std::make_unique<tg::data::DataLoader>(
+      std::make_shared<EncodedDataset>(data),
+      tg::data::DataLoaderOptions{.batch_size = batch_size, .collate = tg::data::pad_collate({.padding_value = Vocab::kPad}),
+                                  .sampler = std::move(sampler)});
+}
 
 Batch make_batch(const std::vector<Encoded>& data, const std::vector<int64_t>& rows) {
-  const int64_t B = int64_t(rows.size());
-  int64_t S = 1;
-  for (int64_t r : rows) S = std::max<int64_t>(S, int64_t(data.at(size_t(r)).ids.size()));
-  std::vector<int64_t> tokens(size_t(B * S), Vocab::kPad);
-  std::vector<int64_t> labels(static_cast<size_t>(B));
-  for (int64_t b = 0; b < B; ++b) {
-    const Encoded& e = data[size_t(rows[size_t(b)])];
-    std::copy(e.ids.begin(), e.ids.end(), tokens.begin() + b * S);
-    labels[size_t(b)] = e.label;
-  }
-  tg::Tensor t = tg::index_tensor(tokens, {B, S});
-  return {t, tg::eq(t, double(Vocab::kPad)), tg::index_tensor(labels, {B}), subword_tensor(data, rows, S)};
-}
-
-std::vector<Batch> make_batches(const std::vector<Encoded>& data, int64_t batch_size, bool shuffle, tg::Generator* gen) {
-  tg::check<tg::ValueError>(batch_size >= 1, "make_batches: batch_size must be >= 1, got {}", batch_size);
-  tg::check<tg::ValueError>(!data.empty(), "make_batches: no examples to batch");
-  std::vector<int64_t> order = shuffle ? tg::randperm(int64_t(data.size()), gen).to_vector<int64_t>()
-                                       : tg::arange(0, double(data.size()), 1, tg::i64).to_vector<int64_t>();
-  std::vector<Batch> batches;
-  for (size_t at = 0; at < order.size(); at += size_t(batch_size)) {
-    size_t end = std::min(order.size(), at + size_t(batch_size));
-    batches.push_back(make_batch(data, std::vector<int64_t>(order.begin() + at, order.begin() + end)));
-  }
-  return batches;
+  const EncodedDataset dataset(data);
+  std::vector<tg::data::Example> examples;
+  for (int64_t r : rows) examples.push_back(dataset.get(r));
+  return Batch::of(tg::data::pad_collate({.padding_value = Vocab::kPad})(examples));
 }
 
 }  // namespace sentiment

@@ -39,7 +39,7 @@ struct Checkpoint {
   std::vector<EpochLog> log;
 };
 
-/// An epoch's metrics as one JSON object, the line train appends to metrics.jsonl (a NaN accuracy, for an
+/// An epoch's metrics as one JSON object, as the checkpoint's log keeps it (a NaN accuracy, for an
 /// absent split, is null); doubles print with enough digits to read back bit-exact.
 nlohmann::json epoch_json(const EpochLog& e);
 /// The inverse; ValueError for a missing or mistyped field.

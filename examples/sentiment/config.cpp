@@ -38,20 +38,20 @@ Config config_by_name(const std::string& name) {
     // and layer 1's logits (std ~0.5-1.4) left some heads near even too; now every head of both layers
     // attends (normalised entropy < 0.95), +0.5 points in cross-validation.
     c.model.embedding_std = 0.03;
-    c.model.positional = "none";
+    c.model.positional = Positional::none;
     c.model.token_dropout = 0.1;
     c.model.dropout = 0.2;
-    c.train.optimizer = "adamw";
+    c.train.optimizer = OptimizerKind::adamw;
     c.train.weight_decay = 0.2;
     c.train.lr = 2e-3;
     c.train.warmup_epochs = 1;
-    c.train.schedule = "cosine";
+    c.train.schedule = Schedule::cosine;
     c.train.label_smoothing = 0.1;
     c.train.epochs = 8;
     c.model.ensemble = 3;
-    c.train.ensemble_data = "folds";
+    c.train.ensemble_data = EnsembleData::folds;
     c.model.subword_buckets = 4096;
-    c.model.pooling = "mean+max";
+    c.model.pooling = Pooling::mean_max;
     c.model.lexicon_weight = 3;
     c.model.embedding_norm = true;
     c.model.qk_init_scale = 3;
@@ -65,10 +65,11 @@ double parameter_count(const ModelConfig& m) {
   const double layer = 4 * D * D + 4 * D       // attention: in_proj (3D, D) + (3D), out_proj (D, D) + (D)
                        + 2 * F * D + F + D      // linear1 (F, D) + (F), linear2 (D, F) + (D)
                        + 4 * D;                 // norm1, norm2: weight and bias
-  const double pooled = m.pooling == "mean+max" ? 2 * D : D;
+  const double pooled = m.pooling == Pooling::mean_max ? 2 * D : D;
   const double network = double(m.vocab_size) * D + (m.subword_buckets > 0 ? double(m.subword_buckets + 1) * D : 0) +
-                         (m.positional == "learned" ? double(m.max_len) * D : 0) + double(m.num_layers) * layer +
-                         (m.norm_first ? 2 * D : 0) + (m.embedding_norm ? 2 * D : 0) + pooled * double(m.num_classes) + double(m.num_classes);
+                         (m.positional == Positional::learned ? double(m.max_len) * D : 0) + double(m.num_layers) * layer +
+                         (m.norm_first ? 2 * D : 0) + (m.embedding_norm ? 2 * D : 0) +
+                         pooled * double(m.num_classes) + double(m.num_classes);
   return double(m.ensemble) * network;
 }
 
@@ -91,12 +92,6 @@ void check_model_config(const ModelConfig& m) {
   tg::check<ValueError>(m.dim_feedforward >= 1 && m.dim_feedforward <= kMaxSize,
                         "model: dim_feedforward must be in [1, {}], got {}", kMaxSize, m.dim_feedforward);
   tg::check<ValueError>(m.dropout >= 0 && m.dropout < 1, "model: dropout must be in [0, 1), got {}", m.dropout);
-  tg::check<ValueError>(m.activation == "relu" || m.activation == "gelu",
-                        "model: activation must be relu or gelu, got '{}'", tg::escape_bytes(m.activation));
-  tg::check<ValueError>(m.pooling == "mean" || m.pooling == "max" || m.pooling == "mean+max",
-                        "model: pooling must be mean, max or mean+max, got '{}'", tg::escape_bytes(m.pooling));
-  tg::check<ValueError>(m.positional == "learned" || m.positional == "none",
-                        "model: positional must be learned or none, got '{}'", tg::escape_bytes(m.positional));
   tg::check<ValueError>(m.token_dropout >= 0 && m.token_dropout < 1, "model: token_dropout must be in [0, 1), got {}",
                         m.token_dropout);
   tg::check<ValueError>(std::isfinite(m.embedding_std) && m.embedding_std > 0,
@@ -109,8 +104,6 @@ void check_model_config(const ModelConfig& m) {
                         kMaxLayers, m.ensemble);
   tg::check<ValueError>(m.subword_buckets >= 0 && m.subword_buckets <= (int64_t(1) << 24),
                         "model: subword_buckets must be in [0, 2^24] (0 = off), got {}", m.subword_buckets);
-  tg::check<ValueError>(m.subword_combine == "mean" || m.subword_combine == "sum",
-                        "model: subword_combine must be mean or sum, got '{}'", tg::escape_bytes(m.subword_combine));
   tg::check<ValueError>(m.lexicon_weight >= 0 && m.lexicon_weight <= kMaxSubwords,
                         "model: lexicon_weight must be in [0, {}] (0 = off), got {}", kMaxSubwords, m.lexicon_weight);
   tg::check<ValueError>(m.lexicon_weight == 0 || m.subword_buckets > 0, "model: lexicon_weight needs subword_buckets > 0 "
@@ -126,8 +119,6 @@ void check_train_config(const TrainConfig& t) {
   tg::check<ValueError>(t.epochs >= 1 && t.epochs <= kMaxEpochs, "train: epochs must be in [1, {}], got {}", kMaxEpochs,
                         t.epochs);
   tg::check<ValueError>(t.batch_size >= 1, "train: batch_size must be >= 1, got {}", t.batch_size);
-  tg::check<ValueError>(t.optimizer == "adam" || t.optimizer == "adamw", "train: optimizer must be adam or adamw, got '{}'",
-                        tg::escape_bytes(t.optimizer));
   tg::check<ValueError>(std::isfinite(t.lr) && t.lr >= 0, "train: lr must be finite and >= 0, got {}", t.lr);
   tg::check<ValueError>(std::isfinite(t.weight_decay) && t.weight_decay >= 0,
                         "train: weight_decay must be finite and >= 0, got {}", t.weight_decay);
@@ -135,21 +126,17 @@ void check_train_config(const TrainConfig& t) {
                         "train: label_smoothing must be in [0, 1], got {}", t.label_smoothing);
   tg::check<ValueError>(t.warmup_epochs >= 0 && t.warmup_epochs <= kMaxEpochs,  // as epochs: no overflow of steps
                         "train: warmup_epochs must be in [0, {}], got {}", kMaxEpochs, t.warmup_epochs);
-  tg::check<ValueError>(t.schedule == "cosine" || t.schedule == "constant",
-                        "train: schedule must be cosine or constant, got '{}'", tg::escape_bytes(t.schedule));
   tg::check<ValueError>(t.clip_grad_norm >= 0, "train: clip_grad_norm must be >= 0 (0: no clipping), got {}",
                         t.clip_grad_norm);
   tg::check<ValueError>(t.val_fraction >= 0 && t.val_fraction < 1, "train: val_fraction must be in [0, 1), got {}",
                         t.val_fraction);
   tg::check<ValueError>(t.min_freq >= 1, "train: min_freq must be >= 1, got {}", t.min_freq);
-  tg::check<ValueError>(t.ensemble_data == "shared" || t.ensemble_data == "folds",
-                        "train: ensemble_data must be shared or folds, got '{}'", tg::escape_bytes(t.ensemble_data));
 }
 
 void check_config(const Config& c) {
   check_model_config(c.model);
   check_train_config(c.train);
-  tg::check<tg::ValueError>(c.train.ensemble_data != "folds" || c.model.ensemble >= 2,
+  tg::check<tg::ValueError>(c.train.ensemble_data != EnsembleData::folds || c.model.ensemble >= 2,
                             "train: ensemble_data 'folds' needs an ensemble of >= 2 members, got {}", c.model.ensemble);
 }
 
@@ -159,18 +146,18 @@ void to_json(nlohmann::json& j, const Config& c) {
   j = {{"name", c.name},
        {"model", {{"vocab_size", m.vocab_size}, {"max_len", m.max_len}, {"d_model", m.d_model},
                   {"num_heads", m.num_heads}, {"num_layers", m.num_layers}, {"dim_feedforward", m.dim_feedforward},
-                  {"dropout", m.dropout}, {"activation", m.activation}, {"norm_first", m.norm_first},
-                  {"pooling", m.pooling}, {"positional", m.positional}, {"token_dropout", m.token_dropout},
+                  {"dropout", m.dropout}, {"activation", name_of(m.activation)}, {"norm_first", m.norm_first},
+                  {"pooling", name_of(m.pooling)}, {"positional", name_of(m.positional)}, {"token_dropout", m.token_dropout},
                   {"embedding_std", m.embedding_std}, {"num_classes", m.num_classes}, {"ensemble", m.ensemble},
-                  {"subword_buckets", m.subword_buckets}, {"subword_combine", m.subword_combine},
+                  {"subword_buckets", m.subword_buckets}, {"subword_combine", name_of(m.subword_combine)},
                   {"lexicon_weight", m.lexicon_weight}, {"embedding_norm", m.embedding_norm},
                   {"qk_init_scale", m.qk_init_scale}}},
-       {"train", {{"epochs", t.epochs}, {"batch_size", t.batch_size}, {"optimizer", t.optimizer}, {"lr", t.lr},
+       {"train", {{"epochs", t.epochs}, {"batch_size", t.batch_size}, {"optimizer", name_of(t.optimizer)}, {"lr", t.lr},
                   {"weight_decay", t.weight_decay}, {"label_smoothing", t.label_smoothing},
-                  {"warmup_epochs", t.warmup_epochs}, {"schedule", t.schedule},
+                  {"warmup_epochs", t.warmup_epochs}, {"schedule", name_of(t.schedule)},
                   {"clip_grad_norm", t.clip_grad_norm}, {"val_fraction", t.val_fraction},
                   {"keep_best", t.keep_best}, {"min_freq", t.min_freq},
-                  {"ensemble_data", t.ensemble_data}, {"skip_malformed", t.skip_malformed}}}};
+                  {"ensemble_data", name_of(t.ensemble_data)}, {"skip_malformed", t.skip_malformed}}}};
   for (const auto& [key, stamp] : {std::pair{"data", &c.files.data}, std::pair{"lexicon", &c.files.lexicon}})
     if (stamp->bytes > 0 || !stamp->fnv1a64.empty()) j["files"][key] = {{"bytes", stamp->bytes}, {"fnv1a64", stamp->fnv1a64}};
 }
@@ -187,6 +174,7 @@ const std::map<std::string, std::set<std::string>> kKeys = {
     {"files", {"data", "lexicon"}}};
 
 template <class T>
+  requires(!std::is_enum_v<T>)
 void read(const nlohmann::json& j, const char* section, const char* key, T& out) {
   try {
     const nlohmann::json& v = j.at(section).at(key);
@@ -199,6 +187,15 @@ void read(const nlohmann::json& j, const char* section, const char* key, T& out)
   } catch (const nlohmann::json::exception&) {
     throw tg::ValueError(fmt::format("config: missing or invalid '{}.{}'", section, key));
   }
+}
+
+// A choice, stored by name: ValueError listing the allowed names for another one.
+template <class E>
+  requires std::is_enum_v<E>
+void read(const nlohmann::json& j, const char* section, const char* key, E& out) {
+  std::string name;
+  read(j, section, key, name);
+  out = parse_enum<E>(name, fmt::format("{}: {}", section, key));
 }
 
 // "files.<key>": {"bytes": N >= 0, "fnv1a64": 16 hex digits}, or absent (unknown).

@@ -3,12 +3,104 @@
 // JSON form (saved next to the weights so that a model directory describes itself).
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/read_file.h"
 
 #include "dataset.h"
 
 namespace sentiment {
+
+// The configuration's choices. Typed here; their names ("mean+max") appear only in config.json and errors.
+enum class Activation { relu, gelu };
+enum class Pooling {
+  mean,      ///< over non-pad positions
+  max,       ///< over non-pad positions
+  mean_max,  ///< "mean+max": both side by side (the classifier reads 2·d_model)
+};
+enum class Positional {
+  learned,  ///< learned position embeddings
+  none,     ///< none: a bag of contextual words
+};
+enum class SubwordCombine {
+  mean,  ///< the mean of the word vector and its n-gram vectors (fastText's)
+  sum,   ///< the word vector plus the sum of its n-gram vectors
+};
+enum class OptimizerKind { adam, adamw };
+enum class Schedule {
+  cosine,    ///< per step, to 0 at the last epoch
+  constant,  ///< the configured lr throughout (after any warmup)
+};
+enum class EnsembleData {
+  shared,  ///< every member trains on every training sentence, in the same batches
+  folds,   ///< member k trains on all but fold k and is validated on fold k
+};
+
+/// Each choice's name in config.json, in the order errors list them. A specialisation per enum holds
+/// `values`, an array of (value, name) pairs.
+template <class E>
+struct EnumNames;
+template <>
+struct EnumNames<Activation> {
+  static constexpr std::pair<Activation, std::string_view> values[] = {{Activation::relu, "relu"},
+                                                                       {Activation::gelu, "gelu"}};
+};
+template <>
+struct EnumNames<Pooling> {
+  static constexpr std::pair<Pooling, std::string_view> values[] = {
+      {Pooling::mean, "mean"}, {Pooling::max, "max"}, {Pooling::mean_max, "mean+max"}};
+};
+template <>
+struct EnumNames<Positional> {
+  static constexpr std::pair<Positional, std::string_view> values[] = {{Positional::learned, "learned"},
+                                                                       {Positional::none, "none"}};
+};
+template <>
+struct EnumNames<SubwordCombine> {
+  static constexpr std::pair<SubwordCombine, std::string_view> values[] = {{SubwordCombine::mean, "mean"},
+                                                                           {SubwordCombine::sum, "sum"}};
+};
+template <>
+struct EnumNames<OptimizerKind> {
+  static constexpr std::pair<OptimizerKind, std::string_view> values[] = {{OptimizerKind::adam, "adam"},
+                                                                          {OptimizerKind::adamw, "adamw"}};
+};
+template <>
+struct EnumNames<Schedule> {
+  static constexpr std::pair<Schedule, std::string_view> values[] = {{Schedule::cosine, "cosine"},
+                                                                     {Schedule::constant, "constant"}};
+};
+template <>
+struct EnumNames<EnsembleData> {
+  static constexpr std::pair<EnsembleData, std::string_view> values[] = {{EnsembleData::shared, "shared"},
+                                                                         {EnsembleData::folds, "folds"}};
+};
+
+/// The name of `value` in config.json ("mean+max").
+template <class E>
+std::string name_of(E value) {
+  for (const auto& [v, name] : EnumNames<E>::values)
+    if (v == value) return std::string(name);
+  return "?";  // unreachable for a value of the enum
+}
+
+/// The value named `text`. ValueError listing the allowed names, "<field> must be mean, max or mean+max,
+/// got 'x'" (`field` e.g. "model: pooling"; x escaped).
+template <class E>
+E parse_enum(const std::string& text, const std::string& field) {
+  std::string allowed;
+  const size_t n = std::size(EnumNames<E>::values);
+  for (size_t i = 0; i < n; ++i) {
+    if (EnumNames<E>::values[i].second == text) return EnumNames<E>::values[i].first;
+    allowed += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::string(EnumNames<E>::values[i].second);
+  }
+  throw tg::ValueError(fmt::format("{} must be {}, got '{}'", field, allowed, tg::escape_bytes(text)));
+}
 
 /// The classifier: token + learned position embeddings, a Transformer encoder, pooling, a Dense head.
 struct ModelConfig {
@@ -19,11 +111,10 @@ struct ModelConfig {
   int64_t num_layers = 2;
   int64_t dim_feedforward = 128;
   double dropout = 0.1;
-  std::string activation = "relu";  ///< relu | gelu
+  Activation activation = Activation::relu;
   bool norm_first = false;          ///< pre-norm instead of PyTorch's default post-norm
-  /// mean | max over non-pad positions, or mean+max: both, side by side (the classifier reads 2·d_model)
-  std::string pooling = "mean";
-  std::string positional = "learned";  ///< learned position embeddings, or none (a bag of contextual words)
+  Pooling pooling = Pooling::mean;
+  Positional positional = Positional::learned;
   double token_dropout = 0.0;       ///< in training, each real token becomes <unk> with this probability
   /// Standard deviation of the initial token (and position) embeddings. PyTorch's N(0, 1) leaves a word seen a few times
   /// near its random start (Adam moves it by about lr per step); a small start lets what it learned dominate.
@@ -35,10 +126,10 @@ struct ModelConfig {
   /// Sub-word features (fastText): with B > 0 buckets, each token's input vector is the mean of its word
   /// embedding and the embeddings of its hashed character 3- to 5-grams (subword.h); 0 = off.
   int64_t subword_buckets = 0;
-  /// With sub-words, how a token's word vector and its n-gram vectors make its input: "mean" of them all
-  /// (fastText's), or "sum": the word vector plus the n-grams' sum, so that a word seen often is not
+  /// With sub-words, how a token's word vector and its n-gram vectors make its input: the mean of them all
+  /// (fastText's), or the sum: the word vector plus the n-grams' sum, so that a word seen often is not
   /// diluted by its n-grams, and one never seen is its n-grams.
-  std::string subword_combine = "mean";
+  SubwordCombine subword_combine = SubwordCombine::mean;
   /// With W > 0, each token the sentiment lexicon rates (lexicon.h: AFINN-165) also gets its valence's
   /// pseudo n-gram W times in its sub-word bag, so the valence's vector weighs W in the token's input; 0 = off,
   /// at most kMaxSubwords (48).
@@ -60,21 +151,21 @@ struct ModelConfig {
 struct TrainConfig {
   int64_t epochs = 15;
   int64_t batch_size = 32;
-  std::string optimizer = "adam";  ///< adam | adamw
+  OptimizerKind optimizer = OptimizerKind::adam;
   double lr = 1e-3;
   double weight_decay = 0.0;
   double label_smoothing = 0.0;
   int64_t warmup_epochs = 0;        ///< linear warmup, then the schedule
-  std::string schedule = "constant";  ///< constant | cosine (per step, to 0 at the last epoch)
+  Schedule schedule = Schedule::constant;
   double clip_grad_norm = 0.0;      ///< 0 = no clipping
   double val_fraction = 0.0;        ///< carved from the training split; 0 = no validation set
   bool keep_best = false;           ///< restore the epoch with the best validation accuracy at the end
   int64_t min_freq = 1;             ///< vocabulary: drop rarer training tokens
-  /// What the members of an ensemble (model.ensemble = K > 1) train on: "shared", every training sentence
-  /// in the same batches; or "folds", the training sentences split into K folds by the seed, member k
+  /// What the members of an ensemble (model.ensemble = K > 1) train on: shared, every training sentence
+  /// in the same batches; or folds, the training sentences split into K folds by the seed, member k
   /// training on all but fold k and validated on fold k (the validation accuracy is then out-of-fold: each
-  /// training sentence judged by the member that did not train on it). "folds" needs val_fraction 0.
-  std::string ensemble_data = "shared";
+  /// training sentence judged by the member that did not train on it). folds needs val_fraction 0.
+  EnsembleData ensemble_data = EnsembleData::shared;
   /// Skip (and count) malformed data lines instead of stopping (`train --skip-malformed`); kept so that `eval`
   /// and `train --resume` read the same file the same way.
   bool skip_malformed = false;
@@ -106,8 +197,8 @@ inline constexpr int64_t kMaxParameters = int64_t(1) << 30;
 /// without building it; as a double, so that absurd sizes do not overflow.
 double parameter_count(const ModelConfig& m);
 
-/// ValueError naming the field ("model: max_len must be >= 1, got 0") for a model setting out of range or
-/// unknown, and for a model of more than kMaxParameters; vocab_size is only bounded (it comes from the
+/// ValueError naming the field ("model: max_len must be >= 1, got 0") for a model setting out of range,
+/// and for a model of more than kMaxParameters; vocab_size is only bounded (it comes from the
 /// vocabulary at training time). Checked before any
 /// layer is built, so that the message names the config field, not the layer that would trip on it.
 void check_model_config(const ModelConfig& m);
@@ -121,7 +212,8 @@ void check_config(const Config& c);
 Config config_by_name(const std::string& name);
 
 void to_json(nlohmann::json& j, const Config& c);
-/// Throws ValueError naming the key when a field is missing or has the wrong type.
+/// Throws ValueError naming the key when a field is missing or has the wrong type, and for an unknown
+/// choice, listing the allowed ones ("train: schedule must be cosine or constant, got 'Cosine'").
 void from_json(const nlohmann::json& j, Config& c);
 
 }  // namespace sentiment

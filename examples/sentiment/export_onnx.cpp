@@ -55,10 +55,10 @@ std::string embed(GraphBuilder& g, Network& net, const ModelConfig& c, const std
     real = g.op("Cast", {real}, {{"to", int64_t(ox::element_type(g.float_dtype()))}});  // (B, S, N)
     std::string rows = ox::emit_embedding(g, sub, prefix + "subword_embedding.", in.subwords);  // (B, S, N, D)
     x = g.op("Add", {x, ox::reduce_sum(g, g.op("Mul", {rows, ox::unsqueeze(g, real, {3})}), {2}, false)});
-    if (c.subword_combine == "mean")
+    if (c.subword_combine == SubwordCombine::mean)
       x = g.op("Div", {x, g.op("Add", {ox::reduce_sum(g, real, {2}, true), g.scalar(1, g.float_dtype())})});
   }
-  if (c.positional == "learned") {
+  if (c.positional == Positional::learned) {
     std::string rows = ox::emit_embedding(g, ox::sublayer_as<tg::nn::Embedding>(net, "position_embedding"),
                                           prefix + "position_embedding.", ox::positions(g, in.tokens, 1));  // (S, D)
     x = g.op("Add", {x, rows});
@@ -72,11 +72,11 @@ std::string pool(GraphBuilder& g, const ModelConfig& c, const std::string& h, co
   const std::string pad = ox::unsqueeze(g, pad_mask, {2});  // (B, S, 1)
   std::string max = g.op("ReduceMax", {g.op("Where", {pad, g.scalar(-1e9, g.float_dtype()), h})},
                          {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t(0)}});
-  if (c.pooling == "max") return max;
+  if (c.pooling == Pooling::max) return max;
   std::string keep = g.op("Cast", {g.op("Not", {pad})}, {{"to", int64_t(ox::element_type(g.float_dtype()))}});
   std::string mean = g.op("Div", {ox::reduce_sum(g, g.op("Mul", {h, keep}), {1}, false),
                                   ox::reduce_sum(g, keep, {1}, false)});
-  return c.pooling == "mean+max" ? g.op("Concat", {mean, max}, {{"axis", int64_t(1)}}) : mean;
+  return c.pooling == Pooling::mean_max ? g.op("Concat", {mean, max}, {{"axis", int64_t(1)}}) : mean;
 }
 
 std::string network(GraphBuilder& g, Network& net, const ModelConfig& c, const std::string& prefix, const Inputs& in) {

@@ -87,7 +87,7 @@ int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed)
   if (config.model.lexicon_weight > 0) fmt::print("lexicon {}: {} words\n", in.lexicon, d.lexicon.size());
   fmt::print("config '{}': d_model {}, {} heads, {} layers, {} epochs, seed {}\n", tg::escape_bytes(config.name),
              config.model.d_model, config.model.num_heads, config.model.num_layers, config.train.epochs, o.seed);
-  if (config.train.ensemble_data == "folds")
+  if (config.train.ensemble_data == EnsembleData::folds)
     fmt::print("an ensemble of {0} networks on {0} folds: network k trains on all but fold k of the training sentences; "
                "val acc is out-of-fold (each network on its own held-out fold)\n", config.model.ensemble);
   TrainResult r = train(config, d, o);
@@ -112,7 +112,9 @@ void write_logits(Classifier& model, const std::vector<Encoded>& data, const std
   tg::NoGradGuard no_grad;
   model.eval();
   std::string text;
-  for (const Batch& b : make_batches(data, 128, false, nullptr)) {
+  const std::unique_ptr<tg::data::DataLoader> loader = make_loader(data, 128);
+  for (const tg::data::Batch& batch : *loader) {
+    const Batch b = Batch::of(batch);
     tg::Tensor logits = model.forward(b.tokens, b.pad_mask, b.subwords).value();  // (B, C)
     std::vector<float> v = logits.to_vector<float>();
     for (int64_t r = 0; r < logits.size(0); ++r) {

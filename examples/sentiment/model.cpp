@@ -16,7 +16,7 @@ const ModelConfig& checked(const ModelConfig& c) {
 tg::nn::EncoderOptions encoder_options(const ModelConfig& c) {
   return {.layer = {.d_model = c.d_model, .num_heads = c.num_heads, .dim_feedforward = c.dim_feedforward,
                     .dropout = c.dropout,
-                    .activation = c.activation == "gelu" ? tg::nn::Activation::gelu : tg::nn::Activation::relu,
+                    .activation = c.activation == Activation::gelu ? tg::nn::Activation::gelu : tg::nn::Activation::relu,
                     .norm_first = c.norm_first},
           .num_layers = c.num_layers,
           .final_norm = c.norm_first};  // a pre-norm stack needs a final norm, as in PyTorch practice
@@ -30,7 +30,7 @@ Network::Network(const ModelConfig& c)
       position_embedding_({.num_embeddings = c.max_len, .embedding_dim = c.d_model}),
       dropout_(c.dropout),
       encoder_(encoder_options(c)),
-      classifier_({.in_features = c.pooling == "mean+max" ? 2 * c.d_model : c.d_model, .out_features = c.num_classes}) {
+      classifier_({.in_features = c.pooling == Pooling::mean_max ? 2 * c.d_model : c.d_model, .out_features = c.num_classes}) {
   // Made after every other layer, so that without sub-words the random draws (and weights) are as before.
   if (c.subword_buckets > 0)
     subword_embedding_ = std::make_unique<tg::nn::Embedding>(
@@ -51,7 +51,7 @@ Network::Network(const ModelConfig& c)
     }
   register_layer("token_embedding", token_embedding_);
   if (subword_embedding_) register_layer("subword_embedding", *subword_embedding_);
-  if (c.positional == "learned") register_layer("position_embedding", position_embedding_);
+  if (c.positional == Positional::learned) register_layer("position_embedding", position_embedding_);
   if (embedding_norm_) register_layer("embedding_norm", *embedding_norm_);
   register_layer("dropout", dropout_);  // no parameters, but it must follow train()/eval()
   register_layer("encoder", encoder_);
@@ -80,10 +80,10 @@ tg::Variable Network::embed(tg::Tensor tokens, tg::Tensor subwords) {
     // fastText's word vector: the mean of the word's own vector and its n-grams' (or their sum). A bag sum,
     // not embedding + sum: the (B, S, N, D) rows would be the largest activation, and a new size every batch.
     x = x + tg::embedding_bag(subword_embedding_->weight(), subwords, 0);
-    if (config_.subword_combine == "mean")
+    if (config_.subword_combine == SubwordCombine::mean)
       x = x / tg::Variable(tg::sum(tg::ne(subwords, 0.0).to(x.dtype()), {2}, true) + 1.0);  // count (B, S, 1)
   }
-  if (config_.positional == "learned") x = x + position_embedding_.forward(tg::arange(0, double(S), 1, tg::i64));
+  if (config_.positional == Positional::learned) x = x + position_embedding_.forward(tg::arange(0, double(S), 1, tg::i64));
   if (embedding_norm_) x = embedding_norm_->forward(x);
   return dropout_(x);
 }
@@ -91,10 +91,10 @@ tg::Variable Network::embed(tg::Tensor tokens, tg::Tensor subwords) {
 tg::Variable Network::pool(const tg::Variable& h, const tg::Tensor& pad_mask) const {
   tg::Tensor keep = tg::logical_not(pad_mask).unsqueeze(2);  // (B, S, 1)
   auto max = [&] { return tg::amax(tg::masked_fill(h, tg::logical_not(keep), -1e9), {1}); };
-  if (config_.pooling == "max") return max();
+  if (config_.pooling == Pooling::max) return max();
   tg::Tensor count = tg::sum(keep.to(h.dtype()), {1});      // (B, 1), >= 1: no sentence is empty
   tg::Variable mean = tg::sum(h * tg::Variable(keep.to(h.dtype())), {1}) / tg::Variable(count);
-  return config_.pooling == "mean+max" ? tg::cat({mean, max()}, 1) : mean;  // (B, 2D) or (B, D)
+  return config_.pooling == Pooling::mean_max ? tg::cat({mean, max()}, 1) : mean;  // (B, 2D) or (B, D)
 }
 
 tg::Variable Network::forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask, const tg::Tensor& subwords) {

@@ -1,39 +1,11 @@
-// Progress line, metrics, and the SVG pictures: the learning curve through tg::train's, the attention
+// Metrics, and the SVG pictures: the learning curve through tg::train's, the attention
 // heatmaps hand-written (rectangles and text).
 #include "report.h"
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 
 namespace sentiment {
-
-Progress::Progress(int64_t epochs, int64_t batches)
-    : epochs_(epochs), batches_(batches), tty_(isatty(STDERR_FILENO)), run_start_(std::chrono::steady_clock::now()),
-      epoch_start_(run_start_) {}
-
-void Progress::start_epoch() { epoch_start_ = std::chrono::steady_clock::now(); }
-
-double Progress::epoch_seconds() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start_).count();
-}
-
-void Progress::update(int64_t epoch, int64_t batch, double loss, double accuracy, int64_t sentences) {
-  if (!tty_) return;
-  const double elapsed = epoch_seconds();
-  const double done = double((epoch - 1) * batches_ + batch) / double(epochs_ * batches_);
-  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
-  const int eta = done > 0 ? int(total / done * (1 - done)) : 0;
-  const int width = 24, filled = int(double(batch) / double(batches_) * width);
-  fmt::print(stderr, "\r[{}{}] epoch {}/{}  loss {:.4f}  acc {:.3f}  {:.0f} sent/s  ETA {}:{:02d} ",
-             std::string(size_t(filled), '#'), std::string(size_t(width - filled), '.'), epoch, epochs_, loss,
-             accuracy, double(sentences) / std::max(elapsed, 1e-9), eta / 60, eta % 60);
-}
-
-void Progress::clear() {
-  if (tty_) fmt::print(stderr, "\r{}\r", std::string(100, ' '));
-}
 
 Metrics compute_metrics(const std::vector<int64_t>& predicted, const std::vector<int64_t>& truth, int64_t C) {
   tg::check<tg::ValueError>(!truth.empty() && predicted.size() == truth.size(),

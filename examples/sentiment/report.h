@@ -1,7 +1,5 @@
 #pragma once
-// What the sentiment program shows and writes: the live progress line, classification metrics, and the
-// SVG pictures (learning curve, attention heatmaps).
-#include <chrono>
+// What the sentiment program shows and writes: classification metrics, and the SVG pictures (learning curve, attention heatmaps).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,24 +12,6 @@ namespace sentiment {
 struct EpochLog {
   int64_t epoch = 0;
   double train_loss = 0, train_accuracy = 0, val_accuracy = 0, lr = 0, seconds = 0, sentences_per_second = 0;
-};
-
-/// A progress line on stderr, redrawn in place: bar, epoch, loss, accuracy, sentences/s, ETA. Silent when
-/// stderr is not a terminal (except for the per-epoch summary the caller prints).
-class Progress {
- public:
-  Progress(int64_t epochs, int64_t batches_per_epoch);
-  /// After each batch: running mean loss and accuracy of this epoch, sentences seen this epoch.
-  void update(int64_t epoch, int64_t batch, double loss, double accuracy, int64_t sentences);
-  /// Clears the line (before the caller prints the epoch summary).
-  void clear();
-  double epoch_seconds() const;
-  void start_epoch();
-
- private:
-  int64_t epochs_, batches_;
-  bool tty_;
-  std::chrono::steady_clock::time_point run_start_, epoch_start_;
 };
 
 /// Accuracy, per-class precision/recall/F1 (macro averages) and the confusion matrix [truth][predicted].

@@ -4,9 +4,13 @@
 // or gradient is NaN or inf, but stops or rolls back to the checkpoint with a lower learning rate.
 #include "train.h"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <numbers>
+#include <optional>
 
 #include "checkpoint.h"
 #include "files.h"
@@ -48,17 +52,21 @@ Data prepare_data(const std::string& path, const Config& config, uint64_t seed, 
 namespace {
 
 std::unique_ptr<tg::optim::Optimizer> make_optimizer(const TrainConfig& t, const std::vector<tg::Variable>& params) {
-  if (t.optimizer == "adam")
+  if (t.optimizer == OptimizerKind::adam)
     return std::make_unique<tg::optim::Adam>(params, tg::optim::AdamOptions{.lr = t.lr, .weight_decay = t.weight_decay});
   return std::make_unique<tg::optim::AdamW>(params, tg::optim::AdamWOptions{.lr = t.lr, .weight_decay = t.weight_decay});
 }
 
-// Learning rate at `step` of `total`: linear warmup over the first warmup_steps, then constant or cosine.
-double lr_at(const TrainConfig& t, int64_t step, int64_t warmup_steps, int64_t total) {
-  if (step < warmup_steps) return t.lr * double(step + 1) / double(warmup_steps);
-  if (t.schedule != "cosine") return t.lr;
+// The learning rate's factor at optimizer step `step` (0-based) of `total`, for a LambdaLR: a linear warmup
+// over the first warmup_steps ((step + 1) / warmup_steps), then 1 (constant) or a cosine from 1 to 0 at the
+// last step (Loshchilov & Hutter 2017, without restarts): the warmup-then-cosine LambdaLR of HuggingFace's
+// get_cosine_schedule_with_warmup. A function of the step and the run's length alone, so a resume that
+// extends the run stretches the cosine.
+double schedule_factor(Schedule schedule, int64_t step, int64_t warmup_steps, int64_t total) {
+  if (step < warmup_steps) return double(step + 1) / double(warmup_steps);
+  if (schedule != Schedule::cosine) return 1;
   double progress = double(step - warmup_steps) / double(std::max<int64_t>(total - warmup_steps, 1));
-  return t.lr * 0.5 * (1 + std::cos(std::numbers::pi * progress));
+  return 0.5 * (1 + std::cos(std::numbers::pi * progress));
 }
 
 int64_t correct_count(const tg::Tensor& logits, const tg::Tensor& labels) {
@@ -72,7 +80,9 @@ std::vector<int64_t> predict_with(Model& model, const std::vector<Encoded>& data
   bool was_training = model.is_training();
   model.eval();
   std::vector<int64_t> out;
-  for (const Batch& b : make_batches(data, 128, false, nullptr)) {
+  const std::unique_ptr<tg::data::DataLoader> loader = make_loader(data, 128);
+  for (const tg::data::Batch& batch : *loader) {
+    const Batch b = Batch::of(batch);
     std::vector<int64_t> p = tg::argmax(model.forward(b.tokens, b.pad_mask, b.subwords).value(), 1).template to_vector<int64_t>();
     out.insert(out.end(), p.begin(), p.end());
   }
@@ -137,6 +147,7 @@ struct Run {
   const TrainOptions& options;
   Classifier model;
   std::unique_ptr<tg::optim::Optimizer> opt;
+  std::unique_ptr<tg::optim::LambdaLR> schedule;  // the lr of each step: the schedule times lr_scale
   tg::Generator shuffle_gen;
   std::string fingerprint, checkpoint_path;
   int64_t per_epoch, total_steps, warmup_steps;
@@ -147,16 +158,31 @@ struct Run {
   // ensemble_data "folds": member k trains on fold_train[k] and is validated on fold_val[k]. Empty otherwise:
   // every member trains on data.train, in the same batches.
   std::vector<std::vector<Encoded>> fold_train, fold_val;
+  // One loader per training set, shuffled from shuffle_gen, each drawing its epoch's order in turn.
+  std::vector<std::unique_ptr<tg::data::DataLoader>> loaders;
 
   Run(const Config& c, const Data& d, const TrainOptions& o)
       : config(c), data(d), options(o), model(c.model), opt(make_optimizer(c.train, model.parameters())),
         shuffle_gen(o.seed + 1), fingerprint(data_fingerprint(d)),
         checkpoint_path((fs::path(o.out_dir) / "checkpoint.safetensors").string()) {
-    if (c.train.ensemble_data == "folds") std::tie(fold_train, fold_val) = split_folds(d.train, c.model.ensemble, o.seed);
+    if (c.train.ensemble_data == EnsembleData::folds) std::tie(fold_train, fold_val) = split_folds(d.train, c.model.ensemble, o.seed);
     per_epoch = 0;
-    for (const std::vector<Encoded>* set : train_sets())
-      per_epoch = std::max(per_epoch, (int64_t(set->size()) + c.train.batch_size - 1) / c.train.batch_size);
+    for (const std::vector<Encoded>* set : train_sets()) {
+      loaders.push_back(make_loader(*set, c.train.batch_size,
+                                    std::make_shared<SharedRandomSampler>(int64_t(set->size()), shuffle_gen)));
+      per_epoch = std::max(per_epoch, loaders.back()->size());
+    }
     total_steps = per_epoch * c.train.epochs, warmup_steps = per_epoch * c.train.warmup_epochs;
+    schedule = std::make_unique<tg::optim::LambdaLR>(*opt, std::vector<tg::optim::LambdaLR::Lambda>{[this](int64_t s) {
+      return schedule_factor(config.train.schedule, s, warmup_steps, total_steps) * lr_scale;
+    }});
+  }
+  Run(const Run&) = delete;  // the schedule refers to this run
+  // Puts the schedule at optimizer step `step` (after a restore, or a resume that changed the run's length).
+  void sync_schedule() {
+    schedule->load_state_dict({{"last_epoch", double(step - 1)}, {"base_lr.0", config.train.lr},
+                               {"last_lr.0", opt->lr()}});
+    schedule->step();
   }
   // The training sentences: one set shared by all members, or one per member.
   std::vector<const std::vector<Encoded>*> train_sets() const {
@@ -200,6 +226,9 @@ void restore(Run& r, const Checkpoint& c) {
   r.model.set_generator_states(c.member_rngs);
   r.epoch = c.epoch, r.step = c.step, r.lr_scale = c.lr_scale, r.rollbacks = c.rollbacks;
   r.best_val = c.best_val, r.best_epoch = c.best_epoch, r.best_model = c.best_model, r.log = c.log;
+  r.sync_schedule();
+  for (const std::unique_ptr<tg::data::DataLoader>& l : r.loaders)  // back to the start of an epoch
+    l->load_state({.epoch = l->epoch(), .batch = 0, .num_batches = l->size()});
 }
 
 // ValueError unless checkpoint `c` is of this run: the same seed, configuration (the epoch count aside)
@@ -273,6 +302,7 @@ std::string train_step(Run& r, const std::vector<const Batch*>& batches, double&
     return fmt::format("{} (loss {:.6g})", bad, mean_loss);
   if (t.clip_grad_norm > 0) tg::optim::clip_grad_norm(r.model.parameters(), t.clip_grad_norm);
   r.opt->step();
+  r.schedule->step();
   ++r.step;
   loss_sum += member_loss_sum, correct += member_correct, seen += member_seen;
   return "";
@@ -280,22 +310,28 @@ std::string train_step(Run& r, const std::vector<const Batch*>& batches, double&
 
 // The training steps of epoch r.epoch + 1. Returns "" when all were finite, else what went wrong and where
 // (the steps before it were applied; the caller stops or rolls back).
-std::string train_epoch(Run& r, Progress& progress, EpochLog& e) {
+std::string train_epoch(Run& r, EpochLog& e) {
   r.model.train();
-  progress.start_epoch();
+  const auto started = std::chrono::steady_clock::now();
+  // On a terminal, a bar per epoch (tg::train::ProgressBar); elsewhere (a log) only the epoch's summary line.
+  std::optional<tg::train::ProgressBar> bar;
+  if (r.options.verbose && isatty(STDERR_FILENO))
+    bar.emplace(tg::train::ProgressBarOptions{
+        .total = r.per_epoch, .label = fmt::format("epoch {}/{}", r.epoch + 1, r.config.train.epochs)});
   double loss_sum = 0;
   int64_t correct = 0, seen = 0, batch = 0;
-  std::vector<std::vector<Batch>> batches;  // one shuffled list per training set (shared, or per member)
-  for (const std::vector<Encoded>* set : r.train_sets())
-    batches.push_back(make_batches(*set, r.config.train.batch_size, true, &r.shuffle_gen));
+  double lr = r.opt->lr();  // the last step's
+  std::vector<tg::data::DataLoader::Iterator> sets;  // each loader's epoch, the orders drawn in turn
+  for (const std::unique_ptr<tg::data::DataLoader>& l : r.loaders) sets.push_back(l->begin());
   for (int64_t i = 0; i < r.per_epoch; ++i) {
+    std::vector<Batch> now;  // each set's batch of this step (undefined past its end)
+    for (tg::data::DataLoader::Iterator& it : sets) now.push_back(it == tg::data::DataLoader::Sentinel{} ? Batch{} : Batch::of(*it));
     std::vector<const Batch*> step_batches;  // member k's batch of this step
     for (int64_t k = 0; k < r.model.num_members(); ++k) {
-      const std::vector<Batch>& list = batches[batches.size() == 1 ? 0 : size_t(k)];
-      step_batches.push_back(size_t(i) < list.size() ? &list[size_t(i)] : nullptr);
+      const Batch& b = now[now.size() == 1 ? 0 : size_t(k)];
+      step_batches.push_back(b.tokens.defined() ? &b : nullptr);
     }
-    const double lr = lr_at(r.config.train, r.step, r.warmup_steps, r.total_steps) * r.lr_scale;
-    r.opt->set_lr(0, lr);
+    lr = r.opt->lr();
     const std::string where = fmt::format("epoch {}, step {} (batch {} of {}, lr {:.6g})", r.epoch + 1, r.step + 1,
                                           ++batch, r.per_epoch, lr);
     std::string bad;
@@ -305,12 +341,20 @@ std::string train_epoch(Run& r, Progress& progress, EpochLog& e) {
       if (!r.options.detect_anomaly) throw;
       throw tg::ValueError(fmt::format("train: {}: {}", where, err.what()));
     }
-    if (!bad.empty()) return fmt::format("{} at {}", bad, where);
-    progress.update(r.epoch + 1, batch, loss_sum / double(seen), double(correct) / double(seen), seen);
+    if (!bad.empty()) {
+      if (bar) bar->clear();
+      return fmt::format("{} at {}", bad, where);
+    }
+    for (tg::data::DataLoader::Iterator& it : sets)
+      if (it != tg::data::DataLoader::Sentinel{}) ++it;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (bar)
+      bar->update(batch, {{"loss", loss_sum / double(seen)}, {"acc", double(correct) / double(seen)},
+                          {"sent/s", double(seen) / std::max(seconds, 1e-9)}});
   }
-  progress.clear();
-  e = {r.epoch + 1, loss_sum / double(seen), double(correct) / double(seen), NAN, r.opt->lr(),
-       progress.epoch_seconds(), double(seen) / progress.epoch_seconds()};
+  if (bar) bar->clear();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  e = {r.epoch + 1, loss_sum / double(seen), double(correct) / double(seen), NAN, lr, seconds, double(seen) / seconds};
   return "";
 }
 
@@ -327,21 +371,21 @@ void on_nonfinite(Run& r, const std::string& what) {
   const int64_t rollbacks = r.rollbacks + 1;
   restore(r, load_checkpoint(r.checkpoint_path));
   r.lr_scale = scale, r.rollbacks = rollbacks;
+  r.sync_schedule();
   if (o.verbose)
     fmt::print("train: {}; rollback {} of {}: back to the checkpoint of epoch {}, learning rate scaled by {:.6g}\n",
                what, rollbacks, o.max_rollbacks, r.epoch, scale);
 }
 
-// metrics.jsonl: one line per epoch of r.log, the whole file replaced atomically after each epoch (a resume
-// drops the lines past its checkpoint; a full disk is an error, never a short log).
-void write_metrics(const Run& r) {
-  std::string lines;
-  for (const EpochLog& e : r.log) lines += epoch_json(e).dump() + "\n";
-  tg::write_file_atomic((fs::path(r.options.out_dir) / "metrics.jsonl").string(), {lines}, "train");
+// An epoch's line of metrics.jsonl (NaN, an absent split's accuracy, is null).
+tg::train::Record record(const EpochLog& e) {
+  return {{"epoch", double(e.epoch)}, {"train_loss", e.train_loss}, {"train_accuracy", e.train_accuracy},
+          {"val_accuracy", e.val_accuracy}, {"lr", e.lr}, {"seconds", e.seconds},
+          {"sentences_per_second", e.sentences_per_second}};
 }
 
 // Validation, keep-best, checkpoint, metrics line and summary of a completed epoch.
-void finish_epoch(Run& r, EpochLog e) {
+void finish_epoch(Run& r, tg::train::MetricsLogger& metrics, EpochLog e) {
   e.val_accuracy = validation_accuracy(r);
   r.log.push_back(e);
   r.epoch = e.epoch;
@@ -350,7 +394,7 @@ void finish_epoch(Run& r, EpochLog e) {
     for (const auto& [name, t] : r.model.state_dict()) r.best_model[name] = t.clone();
   }
   save_checkpoint(r.checkpoint_path, snapshot(r));
-  write_metrics(r);
+  metrics.log(record(e));
   if (r.options.verbose)
     fmt::print("epoch {:>2}/{}  loss {:.4f}  train acc {:.3f}  val acc {}  {:.1f}s  {:.0f} sent/s\n", e.epoch,
                r.config.train.epochs, e.train_loss, e.train_accuracy,
@@ -413,7 +457,7 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
                             data.train.size(), data.test.size());
   tg::check<tg::ValueError>(data.vocab.size() > 2, "train: the vocabulary holds only <pad> and <unk>: no training "
                             "token occurs min_freq = {} times", t.min_freq);
-  if (t.ensemble_data == "folds") {
+  if (t.ensemble_data == EnsembleData::folds) {
     const int64_t k = config.model.ensemble;
     tg::check<tg::ValueError>(t.val_fraction == 0 && data.val.empty(), "train: ensemble_data 'folds' validates each "
                               "member on its own fold; val_fraction must be 0, got {} ({} validation sentences)",
@@ -434,16 +478,17 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
                                 e.code().message()));
   }
   start(r);
-  write_metrics(r);
-  Progress progress(config.train.epochs, r.per_epoch);
+  // Rewritten from the run's log: a resume drops the lines past its checkpoint. Each line is flushed and
+  // checked (a full disk is an error, never a short log).
+  tg::train::JsonlLogger metrics((fs::path(options.out_dir) / "metrics.jsonl").string());
+  for (const EpochLog& e : r.log) metrics.log(record(e));
   while (r.epoch < config.train.epochs) {
     EpochLog e;
-    if (std::string bad = train_epoch(r, progress, e); !bad.empty()) {
-      progress.clear();
+    if (std::string bad = train_epoch(r, e); !bad.empty()) {
       on_nonfinite(r, bad);
       continue;
     }
-    finish_epoch(r, e);
+    finish_epoch(r, metrics, e);
     if (options.on_epoch_end && !options.on_epoch_end(r.log.back())) break;
   }
   return finish(r);

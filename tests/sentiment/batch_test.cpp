@@ -1,8 +1,9 @@
 // Tests for the sentiment example's batching: encoding (<unk> for empty sentences, truncation, sub-words),
-// padded batches with their masks, labels and sub-words, and the shuffled epoch order.
+// padded batches with their masks, labels and sub-words, and the loaders' epoch orders.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -24,13 +25,21 @@ std::vector<Encoded> numbered(int64_t n) {
   return out;
 }
 
-// The rows (labels) of every batch, concatenated in batch order.
-Ids rows_of(const std::vector<Batch>& batches) {
+// The rows (labels) of one epoch of `loader`, concatenated in batch order; the batch sizes in `sizes`.
+Ids epoch_rows(tg::data::DataLoader& loader, Ids* sizes = nullptr) {
   Ids out;
-  for (const Batch& b : batches) {
+  for (const tg::data::Batch& batch : loader) {
+    const Batch b = Batch::of(batch);
+    if (sizes) sizes->push_back(b.size());
     Ids l = b.labels.to_vector<int64_t>();
     out.insert(out.end(), l.begin(), l.end());
   }
+  return out;
+}
+
+Ids iota(int64_t n) {
+  Ids out(static_cast<size_t>(n));
+  std::iota(out.begin(), out.end(), 0);
   return out;
 }
 
@@ -114,41 +123,48 @@ TEST_CASE("make_batch pads sub-words with 0 to (B, S, N), N the batch's token wi
   CHECK_FALSE(make_batch(three_sentences(), {0, 1}).subwords.defined());  // data without sub-words
 }
 
-TEST_CASE("make_batches without shuffle keeps the data order; the last batch holds the rest") {
-  std::vector<Batch> batches = make_batches(numbered(10), 3, false, nullptr);
-  REQUIRE(batches.size() == 4);
-  CHECK(batches[0].size() == 3);
-  CHECK(batches[3].size() == 1);
-  Ids expected(10);
-  std::iota(expected.begin(), expected.end(), 0);
-  CHECK(rows_of(batches) == expected);
+TEST_CASE("make_loader without a sampler keeps the data order; the last batch holds the rest") {
+  const std::vector<Encoded> data = numbered(10);
+  std::unique_ptr<tg::data::DataLoader> loader = make_loader(data, 3);
+  REQUIRE(loader->size() == 4);
+  Ids sizes;
+  CHECK(epoch_rows(*loader, &sizes) == iota(10));
+  CHECK(sizes == Ids{3, 3, 3, 1});
+  CHECK(epoch_rows(*loader) == iota(10));  // every epoch
 }
 
-TEST_CASE("make_batches with shuffle covers every row exactly once") {
-  tg::Generator gen(7);
+TEST_CASE("make_loader's batches are make_batch's of the same rows: padded tokens, mask, sub-words") {
+  Vocab v = Vocab::build({{"a"}});
+  const std::vector<Encoded> e = encode_all({{"cat a", 1, ""}, {"a", 0, ""}, {"", 1, ""}}, v, 48, 16384);
+  std::unique_ptr<tg::data::DataLoader> loader = make_loader(e, 3);
+  const Batch b = Batch::of(*loader->begin()), expected = make_batch(e, {0, 1, 2});
+  CHECK(b.tokens.to_vector<int64_t>() == Ids{v.id("cat"), v.id("a"), v.id("a"), 0, Vocab::kUnk, 0});
+  CHECK(b.pad_mask.to(tg::i64).to_vector<int64_t>() == Ids{0, 0, 0, 1, 0, 1});
+  CHECK(b.subwords.shape() == tg::Shape{3, 2, 6});
+  CHECK(b.subwords.to_vector<int64_t>() == expected.subwords.to_vector<int64_t>());
+  CHECK(b.labels.to_vector<int64_t>() == Ids{1, 0, 1});
+}
+
+TEST_CASE("SharedRandomSampler: every row once per epoch; loaders sharing a generator draw their orders in turn") {
+  const std::vector<Encoded> a = numbered(37), b = numbered(20);
+  tg::Generator gen(7), replay(7);
+  std::unique_ptr<tg::data::DataLoader> first = make_loader(a, 8, std::make_shared<SharedRandomSampler>(37, gen));
+  std::unique_ptr<tg::data::DataLoader> second = make_loader(b, 8, std::make_shared<SharedRandomSampler>(20, gen));
   for (int epoch = 0; epoch < 3; ++epoch) {
-    std::vector<Batch> batches = make_batches(numbered(37), 8, true, &gen);
-    CHECK(batches.size() == 5);
-    Ids rows = rows_of(batches);
-    std::sort(rows.begin(), rows.end());
-    Ids expected(37);
-    std::iota(expected.begin(), expected.end(), 0);
-    CHECK(rows == expected);
+    CAPTURE(epoch);
+    Ids rows_a = epoch_rows(*first), rows_b = epoch_rows(*second);
+    // The orders are randperm's from the one generator: the first loader's, then the second's.
+    CHECK(rows_a == tg::randperm(37, &replay).to_vector<int64_t>());
+    CHECK(rows_b == tg::randperm(20, &replay).to_vector<int64_t>());
+    std::sort(rows_a.begin(), rows_a.end());
+    CHECK(rows_a == iota(37));
   }
+  CHECK_THROWS_WITH_AS(SharedRandomSampler(-1, gen), "SharedRandomSampler: size must be >= 0, got -1", tg::ValueError);
 }
 
-TEST_CASE("make_batches shuffle order is fixed by the generator's seed") {
-  tg::Generator a(3), b(3), c(4);
-  Ids first = rows_of(make_batches(numbered(50), 8, true, &a));
-  CHECK(first == rows_of(make_batches(numbered(50), 8, true, &b)));  // same seed, same order
-  CHECK(first != rows_of(make_batches(numbered(50), 8, true, &c)));  // another seed, another order
-  Ids second = rows_of(make_batches(numbered(50), 8, true, &a));    // the stream moves on per epoch
-  CHECK(second != first);
-  CHECK(second == rows_of(make_batches(numbered(50), 8, true, &b)));
-}
-
-TEST_CASE("make_batches rejects batch_size < 1 and empty data") {
-  CHECK_THROWS_WITH_AS(make_batches(numbered(3), 0, false, nullptr),
-                       doctest::Contains("batch_size must be >= 1, got 0"), tg::ValueError);
-  CHECK_THROWS_WITH_AS(make_batches({}, 4, false, nullptr), doctest::Contains("no examples"), tg::ValueError);
+TEST_CASE("make_loader rejects batch_size < 1 and empty data; EncodedDataset an index out of range") {
+  const std::vector<Encoded> data = numbered(3), none;
+  CHECK_THROWS_WITH_AS(make_loader(data, 0), "make_loader: batch_size must be >= 1, got 0", tg::ValueError);
+  CHECK_THROWS_WITH_AS(make_loader(none, 4), "make_loader: no examples to batch", tg::ValueError);
+  CHECK_THROWS_WITH_AS(EncodedDataset(data).get(3), "EncodedDataset: index 3 outside [0, 3)", tg::IndexError);
 }

@@ -21,7 +21,7 @@ TEST_CASE("keep_best with an empty validation split keeps the last epoch") {
   Config c = config_by_name("default");
   c.model.d_model = 8, c.model.num_heads = 2, c.model.num_layers = 1, c.model.dim_feedforward = 8;
   c.train.epochs = 1, c.train.keep_best = true, c.train.val_fraction = 0.1;  // 10% of 4 sentences: none
-  c.model.ensemble = 1, c.train.ensemble_data = "shared";  // one network, validated on the carved split
+  c.model.ensemble = 1, c.train.ensemble_data = EnsembleData::shared;  // one network, validated on the carved split
   Data data = prepare_data(data_path, c, /*seed=*/0);
   REQUIRE(data.val.empty());
   REQUIRE(data.train.size() == 4);
@@ -38,7 +38,7 @@ namespace {
 Config tiny_default() {
   Config c = config_by_name("default");
   c.model.d_model = 8, c.model.num_heads = 2, c.model.num_layers = 1, c.model.dim_feedforward = 8;
-  c.model.ensemble = 1, c.train.ensemble_data = "shared";
+  c.model.ensemble = 1, c.train.ensemble_data = EnsembleData::shared;
   c.train.epochs = 1;
   return c;
 }
@@ -104,10 +104,7 @@ TEST_CASE("train refuses ensemble_data folds without an ensemble, with a validat
   Data data = prepare_data(path, c, 0);  // 4 training sentences, no validation
   const std::string out = (dir.path / "model").string();
   Config bad = c;
-  bad.train.ensemble_data = "bagging";
-  CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false), "train: ensemble_data must be shared or folds, got 'bagging'",
-                       tg::ValueError);
-  bad = c, bad.train.ensemble_data = "folds";
+  bad.train.ensemble_data = EnsembleData::folds;
   CHECK_THROWS_WITH_AS(train(bad, data, out, 0, false),
                        "train: ensemble_data 'folds' needs an ensemble of >= 2 members, got 1", tg::ValueError);
   bad.model.ensemble = 5;

@@ -49,8 +49,8 @@ TEST_CASE("parameter_count is the number of weights of the model built from the 
   base.vocab_size = 30;
   for (int variant = 0; variant < 5; ++variant) {
     ModelConfig c = base;
-    if (variant == 1) c.norm_first = true, c.pooling = "mean+max";
-    if (variant == 2) c.positional = "learned", c.num_layers = 3;
+    if (variant == 1) c.norm_first = true, c.pooling = Pooling::mean_max;
+    if (variant == 2) c.positional = Positional::learned, c.num_layers = 3;
     if (variant == 3) c.subword_buckets = 0, c.lexicon_weight = 0, c.ensemble = 2;
     if (variant == 4) c.num_classes = 5, c.dim_feedforward = 7, c.embedding_norm = true;
     CAPTURE(variant);

@@ -13,7 +13,7 @@ using sentiment_test::TempDir;
 TEST_CASE("an ensemble on folds reports each member's accuracy on its own held-out fold as validation accuracy") {
   TempDir tmp;
   Config c = sentiment_test::tiny_config();
-  c.model.ensemble = 3, c.train.ensemble_data = "folds", c.train.val_fraction = 0, c.train.keep_best = false;
+  c.model.ensemble = 3, c.train.ensemble_data = EnsembleData::folds, c.train.val_fraction = 0, c.train.keep_best = false;
   const Data data = prepare_data(sentiment_test::write_tiny_tsv(tmp), c, /*seed=*/7);
   REQUIRE(data.val.empty());
   REQUIRE(data.train.size() == 120);
@@ -31,10 +31,13 @@ TEST_CASE("an ensemble on folds reports each member's accuracy on its own held-o
     for (size_t i = 0; i < data.train.size(); ++i)
       if (fold[i] == k) held_out.push_back(data.train[i]);
     REQUIRE(held_out.size() == 40);
-    for (const Batch& b : make_batches(held_out, 128, false, nullptr))
+    const std::unique_ptr<tg::data::DataLoader> loader = make_loader(held_out, 128);
+    for (const tg::data::Batch& batch : *loader) {
+      const Batch b = Batch::of(batch);
       correct += tg::sum(tg::eq(tg::argmax(m.model->member(k).forward(b.tokens, b.pad_mask, b.subwords).value(), 1),
                                    b.labels))
                      .to_vector<int64_t>()[0];
+    }
   }
   CHECK(r.val_accuracy == double(correct) / 120.0);
   CHECK(r.log.back().val_accuracy == r.val_accuracy);

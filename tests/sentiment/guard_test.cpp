@@ -18,7 +18,7 @@ namespace {
 
 Config absurd_lr(int64_t epochs = 2) {
   Config c = tiny_config(epochs);
-  c.train.lr = 1e30, c.train.warmup_epochs = 0, c.train.schedule = "constant";  // at full strength throughout
+  c.train.lr = 1e30, c.train.warmup_epochs = 0, c.train.schedule = Schedule::constant;  // at full strength throughout
   return c;
 }
 

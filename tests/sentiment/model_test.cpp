@@ -14,9 +14,9 @@ using namespace sentiment;
 
 namespace {
 
-ModelConfig tiny(const std::string& pooling = "mean", bool norm_first = false) {
+ModelConfig tiny(Pooling pooling = Pooling::mean, bool norm_first = false) {
   return {.vocab_size = 20, .max_len = 8, .d_model = 8, .num_heads = 2, .num_layers = 2, .dim_feedforward = 16,
-          .dropout = 0.1, .activation = "relu", .norm_first = norm_first, .pooling = pooling, .num_classes = 2};
+          .dropout = 0.1, .activation = Activation::relu, .norm_first = norm_first, .pooling = pooling, .num_classes = 2};
 }
 
 double max_abs_diff(const tg::Tensor& a, const tg::Tensor& b) {
@@ -47,7 +47,7 @@ TEST_CASE("Classifier maps (B, S) tokens to (B, num_classes) logits, and gives (
 }
 
 TEST_CASE("Classifier parameters carry PyTorch-style dotted names") {
-  Classifier model(tiny("mean", true));
+  Classifier model(tiny(Pooling::mean, true));
   std::vector<std::string> names;
   for (const auto& [name, p] : model.named_parameters()) names.push_back(name);
   auto has = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
@@ -70,17 +70,9 @@ TEST_CASE("Classifier rejects tokens and masks of different shapes, and sentence
                        doctest::Contains("9 tokens exceed max_len 8"), tg::ValueError);
 }
 
-TEST_CASE("Classifier rejects an unknown pooling or activation, naming it") {
-  ModelConfig c = tiny("sum");
-  CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("'sum'"), tg::ValueError);
-  c = tiny();
-  c.activation = "swish";
-  CHECK_THROWS_WITH_AS(Classifier{c}, doctest::Contains("'swish'"), tg::ValueError);
-}
-
 TEST_CASE("padding does not change a sentence's logits in eval mode (each pooling, post- and pre-norm)") {
   const std::vector<Encoded> data = {{{4, 9, 3}, 1}, {{2, 5, 7, 11, 13, 6, 8}, 0}, {{17}, 0}};
-  for (const char* pooling : {"mean", "max", "mean+max"}) {
+  for (Pooling pooling : {Pooling::mean, Pooling::max, Pooling::mean_max}) {
     for (bool norm_first : {false, true}) {
       CAPTURE(pooling);
       CAPTURE(norm_first);
@@ -355,17 +347,17 @@ TEST_CASE("mean+max pooling: the classifier reads (mean, max) side by side, each
   tg::NoGradGuard no_grad;
   Batch b = make_batch(data, {0, 1});
   tg::manual_seed(3);
-  Classifier both(tiny("mean+max"));
+  Classifier both(tiny(Pooling::mean_max));
   both.eval();
   tg::Tensor w = param(both, "classifier.weight"), bias = param(both, "classifier.bias");  // share the storage
   REQUIRE(w.shape() == tg::Shape{2, 16});
-  for (const char* alone : {"mean", "max"}) {
+  for (Pooling alone : {Pooling::mean, Pooling::max}) {
     CAPTURE(alone);
     tg::manual_seed(3);  // the classifier is drawn last: the same embeddings and encoder
     Classifier one(tiny(alone));
     one.eval();
     // Both's classifier made to read only this pooling's half, with one's weights.
-    const bool mean = std::string(alone) == "mean";
+    const bool mean = alone == Pooling::mean;
     w.fill_(0.0);
     w.slice(1, mean ? 0 : 8, mean ? 8 : 16).copy_(param(one, "classifier.weight"));
     bias.copy_(param(one, "classifier.bias"));
@@ -384,7 +376,7 @@ TEST_CASE("subword_combine sum adds the n-gram vectors to the word's: zero n-gra
   plain.eval();
   Batch b = make_batch(data, {0, 1});
   const tg::Tensor expected = plain.forward(b.tokens, b.pad_mask).value();
-  for (const char* combine : {"sum", "mean"}) {
+  for (SubwordCombine combine : {SubwordCombine::sum, SubwordCombine::mean}) {
     CAPTURE(combine);
     ModelConfig c = with_subwords(64);
     c.vocab_size = vocab.size(), c.subword_combine = combine;
@@ -393,7 +385,7 @@ TEST_CASE("subword_combine sum adds the n-gram vectors to the word's: zero n-gra
     model.eval();
     param(model, "subword_embedding.weight").fill_(0.0);
     const double diff = max_abs_diff(model.forward(b.tokens, b.pad_mask, b.subwords).value(), expected);
-    if (std::string(combine) == "sum") CHECK(diff == 0);
+    if (combine == SubwordCombine::sum) CHECK(diff == 0);
     else CHECK(diff > 1e-4);  // the mean divides the word vector by 1 + its n-grams
   }
 }

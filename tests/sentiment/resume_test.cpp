@@ -132,11 +132,11 @@ TEST_CASE("resume refuses a checkpoint of another configuration, seed or data, n
 // epoch from one generator): a run of 4 epochs stopped after epoch 3 and resumed ends bit-equal to the
 // uninterrupted one.
 TEST_CASE("an ensemble run stopped after epoch 3 of 4 and resumed ends bit-equal to an uninterrupted run") {
-  for (const char* ensemble_data : {"shared", "folds"}) {
+  for (EnsembleData ensemble_data : {EnsembleData::shared, EnsembleData::folds}) {
     CAPTURE(ensemble_data);
     Config c = tiny_config();
     c.model.ensemble = 2, c.train.ensemble_data = ensemble_data;
-    if (c.train.ensemble_data == "folds") c.train.val_fraction = 0;  // each member is validated on its fold
+    if (c.train.ensemble_data == EnsembleData::folds) c.train.val_fraction = 0;  // each member is validated on its fold
     TempDir tmp;
     const Data data = prepare_data(sentiment_test::write_tiny_tsv(tmp), c, /*seed=*/7);
     const std::string whole_dir = (tmp.path / "whole").string(), resumed_dir = (tmp.path / "resumed").string();

@@ -48,12 +48,12 @@ Outcome train_on(int threads, const Config& c, const Data& data, const TempDir& 
 
 TEST_CASE("an ensemble trained on 2 and 3 threads ends bit-equal to one trained on 1 thread") {
   ThreadsGuard guard;
-  for (const char* ensemble_data : {"folds", "shared"}) {
+  for (EnsembleData ensemble_data : {EnsembleData::folds, EnsembleData::shared}) {
     CAPTURE(ensemble_data);
     TempDir tmp;
     Config c = sentiment_test::tiny_config(3);
     c.model.ensemble = 3, c.model.subword_buckets = 64, c.train.ensemble_data = ensemble_data;
-    if (c.train.ensemble_data == "folds") c.train.val_fraction = 0, c.train.keep_best = false;
+    if (c.train.ensemble_data == EnsembleData::folds) c.train.val_fraction = 0, c.train.keep_best = false;
     const Data data = prepare_data(sentiment_test::write_tiny_tsv(tmp), c, /*seed=*/3);
     const Outcome one = train_on(1, c, data, tmp);
     REQUIRE(one.member_rngs.size() == 3);

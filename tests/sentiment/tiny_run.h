@@ -30,7 +30,7 @@ inline sentiment::Config tiny_config(int64_t epochs = 4) {
   c.model.d_model = 8, c.model.num_heads = 2, c.model.num_layers = 1, c.model.dim_feedforward = 16;
   c.model.max_len = 12;
   c.train.epochs = epochs, c.train.batch_size = 16, c.train.val_fraction = 0.2, c.train.keep_best = true;
-  c.model.ensemble = 1, c.train.ensemble_data = "shared";  // one network, validated on the carved split
+  c.model.ensemble = 1, c.train.ensemble_data = sentiment::EnsembleData::shared;  // one network, validated on the carved split
   return c;
 }
 
