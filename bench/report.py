@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Prints bench/run.sh's results as markdown tables with tensorgrad / PyTorch ratios (speed-ups: > 1 means
 tensorgrad is faster). Usage: /usr/bin/python3 bench/report.py /tmp/tensorgrad-bench [section ...]
-with sections among gpt, step, micro, layers and sentiment (default: every one whose results are there)."""
+with sections among gpt, step, micro, layers, sentiment and ddp (default: every one whose results are there)."""
 import json
 import sys
 from pathlib import Path
@@ -19,7 +19,8 @@ def by_impl(rows, key):
 def main():
     out = Path(sys.argv[1])
     tables = {"gpt": (gpt_tables, "gpt.jsonl"), "step": (step_table, "step.jsonl"), "micro": (micro_table, "micro.json"),
-              "layers": (layers_table, "layers.jsonl"), "sentiment": (sentiment_table, "sentiment.jsonl")}
+              "layers": (layers_table, "layers.jsonl"), "sentiment": (sentiment_table, "sentiment.jsonl"),
+              "ddp": (ddp_table, "ddp.jsonl")}
     for name in sys.argv[2:] or tables:
         table, results = tables[name]
         if (out / results).exists():
@@ -124,6 +125,41 @@ def sentiment_table(out):
         b = [r for r in s if r["threads"] == t and r["impl"] == "pytorch"]
         if a and b:
             print(f"| {t} | {a[-1]['seconds']:.2f} | {b[-1]['seconds']:.2f} | {b[-1]['seconds'] / a[-1]['seconds']:.2f}x |")
+
+
+def ddp_table(out):
+    """Data-parallel GPT training (issue 27): per bucket size and rank count, each side's median over the
+    rounds of its step, throughput, speed-up over its own np=1, and allreduce wait (rank 0's, the largest rank's)."""
+    groups = {}
+    for r in lines(out / "ddp.jsonl"):
+        groups.setdefault((r["impl"], r["bucket_bytes"], r["ranks"]), []).append(r)
+
+    def med(impl, bucket, ranks, key):
+        v = sorted(r[key] for r in groups.get((impl, bucket, ranks), []))
+        return v[len(v) // 2] if v else None
+
+    print("\n### Data-parallel GPT default, np ranks of 1 thread, batch 32 per rank (medians over rounds)\n")
+    print("Wait: rank 0's median ms / the largest rank's; tensorgrad: DDP's finish() until every allreduce is done,"
+          " PyTorch: from the last gradient ready to the end of the communication (DDP's runtime statistics).\n")
+    print("| bucket | ranks | tensorgrad step ms | samples/s | vs np=1 | wait ms | buckets"
+          " | PyTorch step ms | samples/s | vs np=1 | wait ms | buckets | samples/s tensorgrad / PyTorch |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for bucket in sorted({k[1] for k in groups}, reverse=True):
+        for ranks in sorted({k[2] for k in groups if k[1] == bucket}):
+            cells, rates = [], []
+            for impl in ("tensorgrad", "pytorch"):
+                rate, base = med(impl, bucket, ranks, "samples_per_s"), med(impl, bucket, 1, "samples_per_s")
+                if rate is None:
+                    cells.append(" | | | | ")
+                    continue
+                rates.append(rate)
+                scale = f"{rate / base:.2f}x" if base else ""
+                cells.append(f"{med(impl, bucket, ranks, 'step_ms'):.1f} | {rate:.1f} | {scale}"
+                             f" | {med(impl, bucket, ranks, 'wait_ms'):.1f} / {med(impl, bucket, ranks, 'wait_ms_max_rank'):.1f}"
+                             f" | {med(impl, bucket, ranks, 'buckets')}")
+            ratio = f"{rates[0] / rates[1]:.2f}x" if len(rates) == 2 else ""
+            size = f"{bucket / 2**20:.0f} MB" if bucket >= 2**20 else f"{bucket / 1e3:.0f} kB"
+            print(f"| {size} | {ranks} | {cells[0]} | {cells[1]} | {ratio} |")
 
 
 if __name__ == "__main__":
