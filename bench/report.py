@@ -128,19 +128,27 @@ def sentiment_table(out):
 
 
 def ddp_table(out):
-    """Data-parallel GPT training (issue 27): per bucket size and rank count, each side's median over the
-    rounds of its step, throughput, speed-up over its own np=1, and allreduce wait (rank 0's, the largest rank's)."""
-    groups = {}
+    """Data-parallel GPT training (issue 27): per bucket size and rank count, each side's medians over the
+    rounds of its step, throughput and allreduce wait (rank 0's, the largest rank's); the speed-up over np=1 is
+    the median of each round's ratio to the np=1 run just before it (the machine's speed drifts between rounds)."""
+    groups, ratios, last_one = {}, {}, {}
     for r in lines(out / "ddp.jsonl"):
-        groups.setdefault((r["impl"], r["bucket_bytes"], r["ranks"]), []).append(r)
+        key = (r["impl"], r["bucket_bytes"], r["ranks"])
+        groups.setdefault(key, []).append(r)
+        if r["ranks"] == 1:
+            last_one[key[:2]] = r["samples_per_s"]
+        elif key[:2] in last_one:
+            ratios.setdefault(key, []).append(r["samples_per_s"] / last_one[key[:2]])
 
-    def med(impl, bucket, ranks, key):
-        v = sorted(r[key] for r in groups.get((impl, bucket, ranks), []))
-        return v[len(v) // 2] if v else None
+    def med(v):
+        v = sorted(v)
+        return v[len(v) // 2]
 
-    print("\n### Data-parallel GPT default, np ranks of 1 thread, batch 32 per rank (medians over rounds)\n")
+    rounds = max(len(v) for v in groups.values())
+    print(f"\n### Data-parallel GPT default, np ranks of 1 thread, batch 32 per rank (medians of {rounds} rounds)\n")
     print("Wait: rank 0's median ms / the largest rank's; tensorgrad: DDP's finish() until every allreduce is done,"
-          " PyTorch: from the last gradient ready to the end of the communication (DDP's runtime statistics).\n")
+          " PyTorch: from the last gradient ready to the end of the communication (DDP's runtime statistics)."
+          " vs np=1: each round's samples/s over its np=1 run's, median (the range in brackets).\n")
     print("| bucket | ranks | tensorgrad step ms | samples/s | vs np=1 | wait ms | buckets"
           " | PyTorch step ms | samples/s | vs np=1 | wait ms | buckets | samples/s tensorgrad / PyTorch |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -148,19 +156,19 @@ def ddp_table(out):
         for ranks in sorted({k[2] for k in groups if k[1] == bucket}):
             cells, rates = [], []
             for impl in ("tensorgrad", "pytorch"):
-                rate, base = med(impl, bucket, ranks, "samples_per_s"), med(impl, bucket, 1, "samples_per_s")
-                if rate is None:
+                rows = groups.get((impl, bucket, ranks))
+                if not rows:
                     cells.append(" | | | | ")
                     continue
-                rates.append(rate)
-                scale = f"{rate / base:.2f}x" if base else ""
-                cells.append(f"{med(impl, bucket, ranks, 'step_ms'):.1f} | {rate:.1f} | {scale}"
-                             f" | {med(impl, bucket, ranks, 'wait_ms'):.1f} / {med(impl, bucket, ranks, 'wait_ms_max_rank'):.1f}"
-                             f" | {med(impl, bucket, ranks, 'buckets')}")
+                rates.append(med(r["samples_per_s"] for r in rows))
+                q = ratios.get((impl, bucket, ranks))
+                scale = f"{med(q):.2f}x ({min(q):.2f}-{max(q):.2f})" if q else "1.00x"
+                cells.append(f"{med(r['step_ms'] for r in rows):.1f} | {rates[-1]:.1f} | {scale}"
+                             f" | {med(r['wait_ms'] for r in rows):.1f} / {med(r['wait_ms_max_rank'] for r in rows):.1f}"
+                             f" | {med(r['buckets'] for r in rows)}")
             ratio = f"{rates[0] / rates[1]:.2f}x" if len(rates) == 2 else ""
             size = f"{bucket / 2**20:.0f} MB" if bucket >= 2**20 else f"{bucket / 1e3:.0f} kB"
             print(f"| {size} | {ranks} | {cells[0]} | {cells[1]} | {ratio} |")
-
 
 if __name__ == "__main__":
     main()
