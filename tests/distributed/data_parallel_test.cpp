@@ -214,19 +214,20 @@ TEST_CASE("gradients accumulated under no_sync, then averaged once, equal one ba
   }
 }
 
-TEST_CASE("last_wait_seconds is how long finish() waited for the allreduces: here for rank 0, 60 ms late") {
+TEST_CASE("last_wait_seconds is how long finish() waited for the allreduces: here for rank 0, 300 ms late") {
   Mlp model(false);
   DistributedDataParallel ddp(model);
   CHECK(ddp.last_wait_seconds() == 0);
   const data::Batch b = batch_of(*make_data(4), {0, 1, 2, 3});
-  if (rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  if (rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
   loss_on(model, b).backward();
   ddp.finish();
   const double waited = ddp.last_wait_seconds();
   CHECK(waited > 0);
-  // The others' allreduce cannot complete before rank 0's has started, 60 ms after theirs (less the skew of
-  // leaving the construction's broadcasts, well under 20 ms).
-  if (rank() != 0) CHECK(waited >= 0.04);
+  // The others' allreduce cannot complete before rank 0's has started, 300 ms after theirs, less the skew of
+  // leaving the construction's broadcasts and any time they were descheduled (a margin of 150 ms for loaded
+  // machines, 3 ranks on 2 cores).
+  if (rank() != 0) CHECK(waited >= 0.15);
   auto guard = ddp.no_sync();
   loss_on(model, b).backward();
   ddp.finish();  // nothing to wait for: the last synchronised finish()'s value stays
