@@ -22,6 +22,7 @@ import torch.multiprocessing as mp
 from torch.nn import functional as F
 from torch.nn.parallel import DistributedDataParallel
 
+sys.dont_write_bytecode = True  # no __pycache__ next to the sources for the imports below
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_gpt import CONFIGS, Gpt  # noqa: E402
 
