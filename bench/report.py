@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Prints bench/run.sh's results as markdown tables with tensorgrad / PyTorch ratios (speed-ups: > 1 means
 tensorgrad is faster). Usage: /usr/bin/python3 bench/report.py /tmp/tensorgrad-bench [section ...]
-with sections among gpt, step, micro, layers and sentiment (default: every one whose results are there)."""
+with sections among gpt, step, micro, layers, sentiment and ddp (default: every one whose results are there)."""
 import json
 import sys
 from pathlib import Path
@@ -19,7 +19,8 @@ def by_impl(rows, key):
 def main():
     out = Path(sys.argv[1])
     tables = {"gpt": (gpt_tables, "gpt.jsonl"), "step": (step_table, "step.jsonl"), "micro": (micro_table, "micro.json"),
-              "layers": (layers_table, "layers.jsonl"), "sentiment": (sentiment_table, "sentiment.jsonl")}
+              "layers": (layers_table, "layers.jsonl"), "sentiment": (sentiment_table, "sentiment.jsonl"),
+              "ddp": (ddp_table, "ddp.jsonl")}
     for name in sys.argv[2:] or tables:
         table, results = tables[name]
         if (out / results).exists():
@@ -125,6 +126,49 @@ def sentiment_table(out):
         if a and b:
             print(f"| {t} | {a[-1]['seconds']:.2f} | {b[-1]['seconds']:.2f} | {b[-1]['seconds'] / a[-1]['seconds']:.2f}x |")
 
+
+def ddp_table(out):
+    """Data-parallel GPT training (issue 27): per bucket size and rank count, each side's medians over the
+    rounds of its step, throughput and allreduce wait (rank 0's, the largest rank's); the speed-up over np=1 is
+    the median of each round's ratio to the np=1 run just before it (the machine's speed drifts between rounds)."""
+    groups, ratios, last_one = {}, {}, {}
+    for r in lines(out / "ddp.jsonl"):
+        key = (r["impl"], r["bucket_bytes"], r["ranks"])
+        groups.setdefault(key, []).append(r)
+        if r["ranks"] == 1:
+            last_one[key[:2]] = r["samples_per_s"]
+        elif key[:2] in last_one:
+            ratios.setdefault(key, []).append(r["samples_per_s"] / last_one[key[:2]])
+
+    def med(v):
+        v = sorted(v)
+        return v[len(v) // 2]
+
+    rounds = max(len(v) for v in groups.values())
+    print(f"\n### Data-parallel GPT default, np ranks of 1 thread, batch 32 per rank (medians of {rounds} rounds)\n")
+    print("Wait: rank 0's median ms / the largest rank's; tensorgrad: DDP's finish() until every allreduce is done,"
+          " PyTorch: from the last gradient ready to the end of the communication (DDP's runtime statistics)."
+          " vs np=1: each round's samples/s over its np=1 run's, median (the range in brackets).\n")
+    print("| bucket | ranks | tensorgrad step ms | samples/s | vs np=1 | wait ms | buckets"
+          " | PyTorch step ms | samples/s | vs np=1 | wait ms | buckets | samples/s tensorgrad / PyTorch |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for bucket in sorted({k[1] for k in groups}, reverse=True):
+        for ranks in sorted({k[2] for k in groups if k[1] == bucket}):
+            cells, rates = [], []
+            for impl in ("tensorgrad", "pytorch"):
+                rows = groups.get((impl, bucket, ranks))
+                if not rows:
+                    cells.append(" | | | | ")
+                    continue
+                rates.append(med(r["samples_per_s"] for r in rows))
+                q = ratios.get((impl, bucket, ranks))
+                scale = f"{med(q):.2f}x ({min(q):.2f}-{max(q):.2f})" if q else "1.00x"
+                cells.append(f"{med(r['step_ms'] for r in rows):.1f} | {rates[-1]:.1f} | {scale}"
+                             f" | {med(r['wait_ms'] for r in rows):.1f} / {med(r['wait_ms_max_rank'] for r in rows):.1f}"
+                             f" | {med(r['buckets'] for r in rows)}")
+            ratio = f"{rates[0] / rates[1]:.2f}x" if len(rates) == 2 else ""
+            size = f"{bucket / 2**20:.0f} MB" if bucket >= 2**20 else f"{bucket / 1e3:.0f} kB"
+            print(f"| {size} | {ranks} | {cells[0]} | {cells[1]} | {ratio} |")
 
 if __name__ == "__main__":
     main()

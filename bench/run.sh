@@ -1,26 +1,57 @@
 #!/usr/bin/env bash
 # Builds the benchmarks and runs them all, tensorgrad and PyTorch alternately (so machine load hits both),
 # then prints tensorgrad / PyTorch ratios. Results go to $out (default /tmp/tensorgrad-bench).
-# Usage: bash bench/run.sh [quick|layers|gpt]   quick: S and M only, 1 thread, fewer steps, no layers;
+# Usage: bash bench/run.sh [quick|layers|gpt|ddp]   quick: S and M only, 1 thread, fewer steps, no layers;
 #                                               layers: the layer benchmarks alone (Conv2d, LSTM; issue 25);
 #                                               gpt: the GPT benchmark alone (issue 24; GPT_STEPS=n for fewer steps)
+#                                               ddp: data-parallel GPT training alone (issue 27), see run_ddp
 # LAYER_STEPS and LAYER_WARMUP (default 20 and 3) set the layer benchmarks' repetitions.
 # Installs libbenchmark-dev and Debian's python3-torch (/usr/bin/python3) if missing. OPENBLAS_CORETYPE is set to the
-# core this CPU supports (tensorgrad's suggestion) for both sides unless already set.
+# core this CPU supports (tensorgrad's suggestion) for both sides unless already set (not in ddp mode).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD:-$root/build-bench}"
 out="${OUT:-/tmp/tensorgrad-bench}"
 py=/usr/bin/python3
 mode="${1:-full}"
-[[ $mode =~ ^(full|quick|layers|gpt)$ ]] || { echo "usage: bash bench/run.sh [quick|layers|gpt]" >&2; exit 2; }
-bash "$root/tools/install-deps.sh" --bench
+[[ $mode =~ ^(full|quick|layers|gpt|ddp)$ ]] || { echo "usage: bash bench/run.sh [quick|layers|gpt|ddp]" >&2; exit 2; }
+deps=(--bench)
+[[ $mode == ddp ]] && deps+=(--mpi)
+bash "$root/tools/install-deps.sh" "${deps[@]}"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTENSORGRAD_BUILD_BENCH=ON -DTENSORGRAD_BUILD_TESTS=OFF \
   ${CMAKE_ARGS:-} >/dev/null
 targets="bench_step bench_micro bench_layers sentiment"
 [[ $mode == layers ]] && targets="bench_layers sentiment"
 [[ $mode == gpt ]] && targets="bench_gpt sentiment"
+[[ $mode == ddp ]] && targets="bench_ddp"
 cmake --build "$build" -j2 --target $targets
+mkdir -p "$out"
+
+# Data-parallel training of the GPT default (issue 27): np=1 and np=2 of 1 thread each (weak scaling: the same
+# batch per rank), tensorgrad under mpirun and PyTorch DDP over Gloo alternately, with DDP's default bucket (25 MB:
+# the whole model in one, which starts when the backward ends) and with DDP_BUCKET bytes (default 824576, a
+# quarter of the model's gradients: the first buckets' allreduces overlap the rest of the backward). DDP_REPS
+# rounds (default 1), DDP_STEPS timed steps (default 20). OPENBLAS_CORETYPE is left as the environment has it
+# (each line names the core tensorgrad ran on).
+run_ddp() {
+  : >"$out/ddp.jsonl"
+  export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+  local mpi=(mpirun --allow-run-as-root --oversubscribe --mca btl self,vader)
+  local flags=(--config default --steps "${DDP_STEPS:-20}" --warmup 3)
+  for _ in $(seq "${DDP_REPS:-1}"); do
+    for bucket in $((25 << 20)) "${DDP_BUCKET:-824576}"; do
+      for np in 1 2; do
+        "${mpi[@]}" -np $np "$build/bench/bench_ddp" "${flags[@]}" --bucket-bytes "$bucket" | tee -a "$out/ddp.jsonl"
+        $py "$root/bench/torch_ddp.py" --ranks $np "${flags[@]}" --bucket-bytes "$bucket" | tee -a "$out/ddp.jsonl"
+      done
+    done
+  done
+}
+if [[ $mode == ddp ]]; then
+  run_ddp
+  $py "$root/bench/report.py" "$out" ddp  # only this run's table
+  exit 0
+fi
 if [[ -z "${OPENBLAS_CORETYPE:-}" ]]; then
   core="$("$build/examples/sentiment/sentiment" blas --suggest)"
   [[ -n "$core" ]] && export OPENBLAS_CORETYPE="$core"
@@ -29,7 +60,6 @@ echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-<unset>}"
 # The core in use, and a warning now (not at the sentiment run's start) if a core set in the environment is
 # narrower than this CPU's.
 "$build/examples/sentiment/sentiment" blas | grep -E '^(kernel core|warning):' || true
-mkdir -p "$out"
 
 # Forward + backward of Conv2d and LSTM (issue 25) at 1 and 2 threads, tensorgrad and PyTorch alternately.
 run_layers() {

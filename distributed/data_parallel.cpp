@@ -6,6 +6,7 @@
 // a parameter nobody reached shows up at finish() instead).
 #include "distributed/data_parallel.h"
 
+#include <chrono>
 #include <map>
 
 #include "core/error.h"
@@ -44,6 +45,7 @@ struct DistributedDataParallel::State {
   std::vector<Param> params;
   std::vector<Bucket> buckets;
   size_t started = 0;  // buckets [0, started) have started their allreduce since the last finish()
+  double last_wait = 0;  // seconds, last_wait_seconds()
 
   ~State() {
     for (Param& p : params)
@@ -154,6 +156,7 @@ void DistributedDataParallel::on_gradient_ready(size_t param, const Tensor& grad
 
 void DistributedDataParallel::finish() {
   if (!sync_) return;
+  const auto begin = std::chrono::steady_clock::now();
   State& s = *state_;
   // Per parameter: the ranks whose backward reached it, and the ranks where it has a gradient at all.
   std::vector<int> counts(2 * s.params.size());
@@ -172,6 +175,7 @@ void DistributedDataParallel::finish() {
     detail::check_mpi(MPI_Wait(&b.request, MPI_STATUS_IGNORE), kOp, "MPI_Wait");
     b.pending = b.params.size();
   }
+  s.last_wait = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   s.started = 0;
   std::vector<std::string> unused;
   for (size_t i = 0; i < s.params.size(); ++i) {
@@ -197,5 +201,7 @@ std::vector<std::vector<std::string>> DistributedDataParallel::bucket_names() co
 }
 
 int64_t DistributedDataParallel::started_buckets() const { return int64_t(state_->started); }
+
+double DistributedDataParallel::last_wait_seconds() const { return state_->last_wait; }
 
 }  // namespace tg::distributed

@@ -72,6 +72,11 @@ class DistributedDataParallel {
   std::vector<std::vector<std::string>> bucket_names() const;
   /// Buckets whose allreduce has started since the last finish() (for tests of the overlap with backward).
   int64_t started_buckets() const;
+  /// Wall-clock seconds the last synchronised finish() took until every bucket's allreduce had completed
+  /// (starting the buckets left, the exchange of which parameters were reached, the waits): the
+  /// communication, and the waiting for slower ranks, that the backward did not hide. Excludes the division
+  /// into grad(). 0 before the first finish(); a finish() under no_sync() leaves it as it was.
+  double last_wait_seconds() const;
 
  private:
   struct State;  // MPI's handles and the buckets (data_parallel.cpp): no <mpi.h> in this header

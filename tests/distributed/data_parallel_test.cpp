@@ -4,9 +4,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/ops.h"
@@ -122,13 +124,16 @@ TEST_CASE("DDP with per-rank batches of b equals one process on batches of world
   CHECK(max_difference(model, reference) <= 1e-6);
   CHECK(max_difference(model, start) > 1e-2);  // and both did train
   // Adam's step does not change when the gradients are scaled: the last gradients are compared as well.
-  for (const auto& [name, p] : model.named_parameters()) {
+  // Named pairs, not structured bindings: clang 14 cannot capture those in doctest's CAPTURE.
+  for (const auto& named : model.named_parameters()) {
+    const std::string& name = named.first;
     CAPTURE(name);
-    CHECK(amax(abs(p.grad() - parameter(reference, name).grad())).item() <= 1e-6);
+    CHECK(amax(abs(named.second.grad() - parameter(reference, name).grad())).item() <= 1e-6);
   }
-  for (const auto& [name, p] : model.named_parameters()) {
+  for (const auto& named : model.named_parameters()) {
+    const std::string& name = named.first;
     CAPTURE(name);
-    const Tensor all = allgather(p.value());  // every rank took the same steps
+    const Tensor all = allgather(named.second.value());  // every rank took the same steps
     for (int r = 1; r < world_size(); ++r) CHECK(amax(abs(all.select(0, r) - all.select(0, 0))).item() == 0);
   }
 }
@@ -207,6 +212,26 @@ TEST_CASE("gradients accumulated under no_sync, then averaged once, equal one ba
     CAPTURE(name);
     CHECK(amax(abs(parameter(model, name).grad() - parameter(reference, name).grad())).item() <= 1e-6);
   }
+}
+
+TEST_CASE("last_wait_seconds is how long finish() waited for the allreduces: here for rank 0, 300 ms late") {
+  Mlp model(false);
+  DistributedDataParallel ddp(model);
+  CHECK(ddp.last_wait_seconds() == 0);
+  const data::Batch b = batch_of(*make_data(4), {0, 1, 2, 3});
+  if (rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  loss_on(model, b).backward();
+  ddp.finish();
+  const double waited = ddp.last_wait_seconds();
+  CHECK(waited > 0);
+  // The others' allreduce cannot complete before rank 0's has started, 300 ms after theirs, less the skew of
+  // leaving the construction's broadcasts and any time they were descheduled (a margin of 150 ms for loaded
+  // machines, 3 ranks on 2 cores).
+  if (rank() != 0) CHECK(waited >= 0.15);
+  auto guard = ddp.no_sync();
+  loss_on(model, b).backward();
+  ddp.finish();  // nothing to wait for: the last synchronised finish()'s value stays
+  CHECK(ddp.last_wait_seconds() == waited);
 }
 
 TEST_CASE("a parameter no backward reaches is an error naming it, unless find_unused_parameters") {
