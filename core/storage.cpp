@@ -2,16 +2,35 @@
 // (core/cpu/allocator.cpp): small blocks from the pool, large ones as cached whole pages.
 #include <atomic>
 #include <new>
+#include <string>
+#include <utility>
 
 #include "core/cpu/kernels.h"
 #include "core/pool.h"
+#include "core/storage_budget.h"
 #include "core/tensor.h"
 
 namespace tg {
 
 namespace {
 std::atomic<int64_t> g_live_storages{0};  // relaxed: a count for tests, not a synchronisation point
+thread_local StorageBudget* t_budget = nullptr;  // this thread's innermost budget
 }  // namespace
+
+StorageBudget::StorageBudget(int64_t max_bytes, std::string what)
+    : max_bytes_(max_bytes), what_(std::move(what)), outer_(t_budget) {
+  check<ValueError>(max_bytes >= 0, "StorageBudget: max_bytes must be >= 0, got {}", max_bytes);
+  t_budget = this;
+}
+
+StorageBudget::~StorageBudget() { t_budget = outer_; }
+
+void StorageBudget::charge(int64_t nbytes) {
+  const int64_t n = nbytes + 64;  // the header's share: a million empty tensors are not free
+  check<StorageBudgetError>(n <= max_bytes_ - used_, "a buffer of {} bytes would pass the budget of {} bytes ({}; {} "
+                            "bytes taken so far)", nbytes, max_bytes_, what_, used_);
+  used_ += n;
+}
 
 int64_t live_storages() { return g_live_storages.load(std::memory_order_relaxed); }
 
@@ -27,6 +46,7 @@ size_t block_bytes(int64_t n) { return kHeader + (inline_buffer(n) ? size_t(n) :
 }  // namespace
 
 StoragePtr Storage::make(int64_t n) {
+  if (t_budget) [[unlikely]] t_budget->charge(n);
   const bool in_block = inline_buffer(n);
   void* block = pool_allocate(block_bytes(n));
   auto* s = new (block) Storage(n);

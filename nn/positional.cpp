@@ -3,7 +3,6 @@
 #include "nn/positional.h"
 
 #include <cmath>
-#include <vector>
 
 namespace tg::nn {
 namespace {
@@ -25,16 +24,19 @@ int64_t checked_length(const char* op, const Variable& x, int64_t start, int64_t
   return S;
 }
 
-// PE(pos, 2i) = sin(pos·ω_i), PE(pos, 2i+1) = cos(pos·ω_i), ω_i = 10000^(-2i/d); computed in double.
+// PE(pos, 2i) = sin(pos·ω_i), PE(pos, 2i+1) = cos(pos·ω_i), ω_i = 10000^(-2i/d); computed in double, in a
+// tensor from the start (not a std::vector): the size is checked (overflow, nn::load_model's StorageBudget)
+// before any memory is taken or any work done.
 Tensor sinusoids(int64_t max_len, int64_t d, DType dtype) {
-  std::vector<double> pe(size_t(max_len * d));
+  Tensor pe = empty({max_len, d}, f64);
+  double* p = pe.data<double>();
   for (int64_t pos = 0; pos < max_len; ++pos) {
     for (int64_t j = 0; j < d; ++j) {
       const double angle = double(pos) * std::pow(10000.0, -double(j - j % 2) / double(d));
-      pe[size_t(pos * d + j)] = j % 2 == 0 ? std::sin(angle) : std::cos(angle);
+      p[pos * d + j] = j % 2 == 0 ? std::sin(angle) : std::cos(angle);
     }
   }
-  return tensor(pe, {max_len, d}, dtype);
+  return pe.to(dtype);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/read_file.h"
+#include "core/storage_budget.h"
 
 namespace tg::nn {
 namespace {
@@ -103,6 +104,9 @@ std::unique_ptr<Layer> build_layer(const nlohmann::json& architecture) {
     layer = type.make(options);
   } catch (const nlohmann::json::exception& e) {
     throw ValueError(fmt::format("{}: bad options {}: {}", name, options.dump(), e.what()));
+  } catch (const StorageBudgetError& e) {  // the innermost layer names itself; the ones around it pass it on
+    throw ValueError(fmt::format("{} with options {} asks for more memory than its file's weights justify: {}", name,
+                                 options.dump(), e.what()));
   }
   const nlohmann::json back = type.config(*layer);
   check<ValueError>(back == options, "{}: options {} read back as {}: a field has the wrong type or is unknown", name,

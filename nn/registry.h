@@ -62,7 +62,8 @@ std::vector<std::string> registered_layer_types();
 nlohmann::json layer_architecture(const Layer& layer);
 /// A layer built from an architecture. ValueError for an unknown type (naming it and the known ones),
 /// a missing field, or options that do not read back as written (a wrong type or an unknown field);
-/// options out of range throw the layer's own constructor error.
+/// options out of range throw the layer's own constructor error. Under a StorageBudget (core/storage_budget.h,
+/// as load_model builds), a layer whose buffers would pass it is a ValueError naming its type and options.
 std::unique_ptr<Layer> build_layer(const nlohmann::json& architecture);
 
 /// A container's options: its children's architectures, [[name, architecture], ...] in order.

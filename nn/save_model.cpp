@@ -2,7 +2,10 @@
 // Errors from the layers and the registry are re-thrown with the file's name in front, as the same type.
 #include "nn/save_model.h"
 
+#include <algorithm>
+
 #include "core/read_file.h"
+#include "core/storage_budget.h"
 #include "nn/registry.h"
 
 namespace tg::nn {
@@ -45,6 +48,23 @@ nlohmann::json read_architecture(const std::map<std::string, std::string>& metad
   }
 }
 
+// The tensor memory that building the layers of `file`'s architecture may take, as StorageBudget counts it (64
+// bytes more per buffer): 8 times what the file's tensors take, plus 1 MiB. Building a layer takes up to 4
+// times its weights (Embedding: the buffer, normal draws in f64, the conversion), twice that for f64 options
+// over f32 weights (which load_state_dict then refuses, naming both). A model that fits its weights builds
+// within it; one whose options ask for more than its file holds (d_model 10^6, num_layers 10^5 with two layers'
+// weights) is refused at its first buffer past it, before the weights are even compared.
+StorageBudget build_budget(const Safetensors& file) {
+  int64_t bytes = 0, largest = 0;
+  for (const auto& [name, t] : file.tensors) {
+    bytes += t.numel() * dtype_size(t.dtype()) + 64;
+    for (int64_t d : t.shape()) largest = std::max(largest, d);
+  }
+  return StorageBudget(8 * bytes + (int64_t(1) << 20),
+                       fmt::format("8 x the {} bytes of the file's {} tensors, whose largest dimension is {}, + 1 MiB",
+                                   bytes, file.tensors.size(), largest));
+}
+
 }  // namespace
 
 void save_model(const Layer& model, const std::string& path) {
@@ -59,7 +79,12 @@ void save_model(const Layer& model, const std::string& path) {
 std::unique_ptr<Layer> load_model(const std::string& path) {
   const Safetensors file = load_safetensors(path);  // its errors name the file already
   return naming_file("load_model", path, [&] {
-    std::unique_ptr<Layer> model = build_layer(read_architecture(file.metadata));
+    const nlohmann::json architecture = read_architecture(file.metadata);
+    std::unique_ptr<Layer> model;
+    {
+      const StorageBudget budget = build_budget(file);
+      model = build_layer(architecture);
+    }
     model->load_state_dict(file.tensors, /*strict=*/true);
     return model;
   });

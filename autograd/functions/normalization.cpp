@@ -94,17 +94,18 @@ Variable batch_norm(const Variable& x, Tensor running_mean, Tensor running_var, 
   check<ValueError>(n > 1, "batch_norm: expected more than 1 value per channel when training, got input {}", x.shape());
   std::vector<int64_t> dims{0};
   for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
-  const Variable mu = mean(x, dims, true), centered = x - mu;
+  Variable mu = mean(x, dims, true), centered = x - mu;
   Variable var = mean(centered * centered, dims, true);  // biased, two-pass
   Variable y;
   if (all_finite(var.value())) {
     y = centered * rsqrt(var + eps);
-  } else {  // a channel holding ±inf is refused; finite ones whose squares overflow are scaled by s (a constant)
+  } else {  // a channel holding ±inf is refused; in finite ones whose sum, squares or x - μ overflow (values near
+            // ±1.8e308 of both signs), x is scaled by s = max|x| (a constant) first
     refuse_inf_lines("batch_norm", "channel", x.value().transpose(0, 1).reshape({C, -1}), x.shape());
-    const Variable s = line_scale(centered.value(), dims), scaled = centered / s;
-    const Variable var_s = mean(scaled * scaled, dims, true);  // var/s²
-    y = scaled * rsqrt(var_s + Variable(eps / s.value() / s.value()));
-    var = var_s * s * s;  // the running variance: inf where it exceeds the dtype's range
+    const Variable s = line_scale(x.value(), dims), scaled = x / s, mu_s = mean(scaled, dims, true);
+    const Variable centered_s = scaled - mu_s, var_s = mean(centered_s * centered_s, dims, true);  // var/s²
+    y = centered_s * rsqrt(var_s + Variable(eps / s.value() / s.value()));
+    mu = mu_s * s, var = var_s * s * s;  // the running variance: inf where it exceeds the dtype's range
   }
   if (running_mean.defined()) {
     update_running(running_mean, mu.value().reshape({C}), momentum);

@@ -43,21 +43,25 @@ void softmax_line(const T* in, T* out, int64_t n, int64_t s) {
   for (int64_t j = 0; j < n; ++j) out[j * s] = T(double(out[j * s]) / sum);
 }
 
-// A finite row whose sum or sum of squares overflowed (|x| beyond 1.3e154): the mean as Σ x/n, the squares
-// scaled by c = max|x - m|, rstd = 1/(c·√(Σ((x - m)/c)²/n + eps/c²)). Rows holding ±inf or NaN are left as
-// they were (check_rows in core/normalize.cpp refuses them, or lets NaN through), and so is a row where x - m
-// itself overflows (values near ±1.8e308 of both signs). Taken only on overflow.
-void scaled_stats(const double* x, int64_t n, double eps, double& m, double& rs) {
-  double mm = 0, c = 0, v = 0;
-  for (int64_t j = 0; j < n; ++j)
-    if (!std::isfinite(x[j])) return;
-  for (int64_t j = 0; j < n; ++j) mm += x[j] / double(n);
-  for (int64_t j = 0; j < n; ++j) c = std::max(c, std::abs(x[j] - mm));
-  for (int64_t j = 0; j < n; ++j) v += (x[j] - mm) / c * ((x[j] - mm) / c);
-  m = mm, rs = 1.0 / (c * std::sqrt(v / double(n) + eps / c / c));
+// A finite row whose sum, sum of squares or x - m overflowed (|x| beyond 1.3e154; values near ±1.8e308 of
+// both signs), computed on x/s with s = max|x| so that nothing does: m/s = Σ(x/s)/n, v = Σ(x/s - m/s)²/n
+// (var/s²), x̂ = (x/s - m/s)/√(v + eps/s²), rstd = that factor / s. False, leaving all as it was, for a row
+// holding ±inf or NaN (check_rows in core/normalize.cpp refuses it, or lets NaN through). Taken only on overflow.
+bool scaled_row(const double* x, int64_t n, double eps, double* xhat, double& m, double& rs) {
+  double s = 0, ms = 0, v = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    if (!std::isfinite(x[j])) return false;
+    s = std::max(s, std::abs(x[j]));
+  }
+  for (int64_t j = 0; j < n; ++j) ms += x[j] / s / double(n);
+  for (int64_t j = 0; j < n; ++j) v += (x[j] / s - ms) * (x[j] / s - ms);
+  const double r = 1.0 / std::sqrt(v / double(n) + eps / s / s);
+  for (int64_t j = 0; j < n; ++j) xhat[j] = (x[j] / s - ms) * r;
+  m = ms * s, rs = r / s;
+  return true;
 }
 
-// The f64 layer-norm rows: both sums in double, in two passes (scaled_stats where they overflow).
+// The f64 layer-norm rows: both sums in double, in two passes (scaled_row where they overflow).
 void layer_norm_f64(const double* x, double* xhat, double* y, const double* w, const double* b, int64_t rows,
                     int64_t n, double eps, double* mean, double* rstd) {
   for (int64_t i = 0; i < rows; ++i, x += n, xhat += n, y = y ? y + n : y) {
@@ -66,8 +70,8 @@ void layer_norm_f64(const double* x, double* xhat, double* y, const double* w, c
     m /= double(n);
     for (int64_t j = 0; j < n; ++j) v += (x[j] - m) * (x[j] - m);
     double rs = 1.0 / std::sqrt(v / double(n) + eps);
-    if (!std::isfinite(v)) scaled_stats(x, n, eps, m, rs);
-    for (int64_t j = 0; j < n; ++j) xhat[j] = (x[j] - m) * rs;
+    if (std::isfinite(v) || !scaled_row(x, n, eps, xhat, m, rs))
+      for (int64_t j = 0; j < n; ++j) xhat[j] = (x[j] - m) * rs;
     if (y)
       for (int64_t j = 0; j < n; ++j) y[j] = w && b ? xhat[j] * w[j] + b[j] : w ? xhat[j] * w[j] : xhat[j] + b[j];
     mean[i] = m, rstd[i] = rs;

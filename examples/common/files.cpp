@@ -29,6 +29,12 @@ std::optional<nlohmann::json> config_file(const std::string& name_or_path) {
   return read_json(name_or_path, kMaxConfigBytes, "config");
 }
 
+void remove_previous(const std::string& path, std::string_view op) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  tg::check<tg::Error>(!ec, "{}: cannot remove the previous '{}': {}", op, tg::escape_bytes(path), ec.message());
+}
+
 void flush_stdout() {
   // fflush's errno when it fails now; ferror without errno when an earlier buffered write failed.
   const bool flushed = std::fflush(stdout) == 0;

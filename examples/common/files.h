@@ -1,7 +1,7 @@
 #pragma once
 // What the example programs (sentiment, digits, gpt) share about files and streams: a JSON file read within a
 // bound, --config's file or name, and a command run so that a failed write to stdout is an error (exit 1)
-// rather than output silently lost. Their other files go through tg::read_file and tg::write_file_atomic.
+// rather than output silently lost, and a previous run's file removed. Their other files go through tg::read_file and tg::write_file_atomic.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -43,6 +43,11 @@ Config load_config(const std::string& name_or_path, ByName by_name) {
     throw tg::ValueError(fmt::format("config file '{}': {}", name_or_path, tg::escape_bytes(e.what())));
   }
 }
+
+/// Removes the previous run's file at `path`, if there is one, so that a run that fails before writing its own
+/// leaves none rather than another run's beside this one's files. tg::Error "<op>: cannot remove the previous
+/// 'p': <reason>" when it stays (a directory of that name, no permission).
+void remove_previous(const std::string& path, std::string_view op);
 
 /// Flushes stdout. tg::Error "cannot write to stdout: <reason>" when this or an earlier write failed
 /// (`predict > /dev/full`), so that output printed as it is made (gpt sample) stops at the first failure.

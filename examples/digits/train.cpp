@@ -10,6 +10,8 @@
 #include <numbers>
 #include <optional>
 
+#include "files.h"
+
 namespace digits {
 namespace fs = std::filesystem;
 namespace {
@@ -101,21 +103,23 @@ void check_resumable(const Run& r, const tg::train::CheckpointInfo& c) {
                             c.path, c.step, r.config.train.epochs);
 }
 
-// Starts the run (the checkpoint of epoch 0) or continues it from its newest checkpoint.
+// Starts the run (the checkpoint of epoch 0) or continues it from its newest checkpoint. config.json, which
+// train() writes next, holds what a resume needs, so it cannot wait for the end as sentiment's does: instead a
+// previous model.safetensors goes first, a resumed run's too (`--resume --epochs` more), and the weights come
+// last. A run that fails part-way (a full disk) leaves a directory that load_model refuses as having no
+// model.safetensors, never one run's weights beside another's config.json.
 void start(Run& r) {
+  const std::string previous = (fs::path(r.options.out_dir) / "model.safetensors").string();
   if (!r.options.resume) {
-    // A previous run's weights must not outlive its config.json, which this run replaces.
-    std::error_code ec;
-    const fs::path stale = fs::path(r.options.out_dir) / "model.safetensors";
-    fs::remove(stale, ec);
-    tg::check<tg::Error>(!ec, "train: cannot remove the previous run's {}: {}", stale.string(), ec.message());
+    examples::remove_previous(previous, "train");
     r.checkpoints.save(0, NAN, r.user());
     return;
   }
   std::optional<tg::train::CheckpointInfo> c = r.checkpoints.resume();
   tg::check<tg::ValueError>(c.has_value(), "resume: no checkpoint in '{}' (`digits train --out {}` writes one after "
                             "every epoch)", r.options.out_dir, r.options.out_dir);
-  check_resumable(r, *c);
+  check_resumable(r, *c);  // a refused resume leaves the directory as it was
+  examples::remove_previous(previous, "train");
   r.log = history_of(*c);
   fmt::print("resuming from {}: {} of {} epochs done\n", c->path, c->step, r.config.train.epochs);
 }

@@ -412,23 +412,15 @@ void start(Run& r) {
     fmt::print("resuming from {}: {} of {} epochs done\n", r.checkpoint_path, r.epoch, r.config.train.epochs);
 }
 
-// Removes out/config.json (if any) before the model files are replaced: they and config.json must match, so a
-// retrain over a model directory that fails part-way (a full disk) leaves one that load_model refuses as having
-// no config.json, not new weights beside the old config. The removal reaches the disk with the folder's fsync
-// in the first write_file_atomic after it.
-void remove_config(const fs::path& out) {
-  std::error_code ec;
-  fs::remove(out / "config.json", ec);
-  tg::check<tg::Error>(!ec, "train {}: cannot remove the previous config.json: {}",
-                       tg::escape_bytes((out / "config.json").string()), ec.message());
-}
-
 // The model directory of a finished run, and the test metrics of its final (or best) weights. config.json is
-// removed first and written last (remove_config), so its presence means the files beside it are this run's.
+// removed first and written last, so its presence means the files beside it are this run's: a retrain over a
+// model directory that fails part-way (a full disk) leaves one that load_model refuses as having no
+// config.json, not new weights beside the old config. The removal reaches the disk with the folder's fsync in
+// the first write_file_atomic after it.
 TrainResult finish(Run& r) {
   const fs::path out(r.options.out_dir);
   if (r.config.train.keep_best && !r.best_model.empty()) r.model.load_state_dict(r.best_model);  // none: no val
-  remove_config(out);
+  examples::remove_previous((out / "config.json").string(), "train");
   r.model.save((out / "model.safetensors").string());
   r.data.vocab.save((out / "vocab.txt").string());
   if (r.config.model.lexicon_weight > 0) r.data.lexicon.save((out / "lexicon.tsv").string());

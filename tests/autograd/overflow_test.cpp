@@ -1,5 +1,6 @@
-// Normalisations and var on finite values whose squares overflow the dtype (f32 |x| > 1.8e19, f64 > 1.3e154):
-// they normalise as any other line, forward and backward, instead of giving 0 (x·rsqrt(inf)) or a refusal.
+// Normalisations and var on finite values whose squares overflow the dtype (f32 |x| > 1.8e19, f64 > 1.3e154),
+// or even x - mean (f64 values near ±1.8e308 of both signs): they normalise as any other line, forward and
+// backward, instead of giving 0 (x·rsqrt(inf)), NaN or a refusal ("constant row").
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -63,6 +64,7 @@ struct Case {
 TEST_CASE("normalisations of finite lines whose squares overflow: the right values and gradients, no 0 or NaN") {
   const Line f32_big = {1e20, -2e20, 3e20, 0}, f64_big = {1e200, -2e200, 3e200, 0};
   const Line f64_sum_overflows = {1.5e308, 1.5e308, 1e308, 1.7e308};  // Σx overflows: the mean too
+  const Line f64_spread_overflows = {1.7e308, 1.7e308, 1.7e308, -1.7e308};  // Σx, and x - mean for the last
   const Line g = {1, -2, 3, 0.5};
   const auto rms = [](const Variable& x) { return rms_norm(x, 1, Variable(), 1e-5); };
   const auto ln = [](const Variable& x) { return layer_norm(x, {x.size(1)}, 1e-5); };
@@ -77,6 +79,10 @@ TEST_CASE("normalisations of finite lines whose squares overflow: the right valu
       {"layer_norm f64", f64, f64_big, 1e200, true, ln, false},
       {"layer_norm f64, Σx overflows", f64, f64_sum_overflows, 1e308, true, ln, false},
       {"group_norm f64", f64, f64_big, 1e200, true, gn, false},
+      {"layer_norm f64, x - mean overflows", f64, f64_spread_overflows, 1.7e308, true, ln, false},
+      {"batch_norm f64, x - mean overflows", f64, f64_spread_overflows, 1.7e308, true, bn, true},
+      {"group_norm f64, x - mean overflows", f64, f64_spread_overflows, 1.7e308, true, gn, false},
+      {"rms_norm f64, values near the limit", f64, f64_spread_overflows, 1.7e308, false, rms, false},
   };
   for (const Case& c : cases) {
     const std::string name = c.name;

@@ -1,5 +1,5 @@
 // Storage (core/storage.cpp): small buffers share their header's block; a StorageVersion reads the version
-// after the tensors are gone. And the cache of freed large buffers: a request takes a cached block of its own size
+// after the tensors are gone; a StorageBudget (core/storage_budget.h) caps what one thread allocates. And the cache of freed large buffers: a request takes a cached block of its own size
 // or up to a third larger (one it fills to 3/4 at least), so that batches whose shapes change from step to
 // step reuse each other's pages; it keeps the blocks of a peak above 256 MB.
 // Sizes are numbers of pages that no other core test maps (strace), and each test's range of sizes
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/ops.h"
+#include "core/storage_budget.h"
 
 using namespace tg;
 
@@ -76,4 +77,25 @@ TEST_CASE("the cache keeps every block of a peak above 256 MB") {
   std::vector<Tensor> again;
   for (int i = 0; i < 3; ++i) again.push_back(empty({n}, f32)), markers.insert(again.back().data<float>()[0]);
   CHECK(markers == std::set<float>{1, 2, 3});
+}
+
+TEST_CASE("a StorageBudget counts this thread's buffers (and their headers), refuses the one past it, nests") {
+  {
+    StorageBudget outer(10000, "the outer one");
+    const Tensor a = empty({100}, f64);  // 800 + 64 bytes
+    CHECK(outer.used() == 864);
+    {
+      StorageBudget inner(1000, "the inner one");
+      CHECK_THROWS_WITH_AS(empty({1000}, f32), "a buffer of 4000 bytes would pass the budget of 1000 bytes (the inner "
+                                               "one; 0 bytes taken so far)", StorageBudgetError);
+      const Tensor b = empty({200}, f32);  // 864 bytes: counted by the inner budget alone
+      CHECK(inner.used() == 864);
+      CHECK(outer.used() == 864);
+    }
+    CHECK_THROWS_WITH_AS(empty({1 << 30}, f64), doctest::Contains("the outer one; 864 bytes taken so far"),
+                         StorageBudgetError);
+    CHECK(outer.used() == 864);
+  }
+  CHECK(empty({2000}, f64).numel() == 2000);  // 16000 bytes, no budget any more (pooled: the page cache untouched)
+  CHECK_THROWS_WITH_AS(StorageBudget(-1, "x"), "StorageBudget: max_bytes must be >= 0, got -1", ValueError);
 }

@@ -115,6 +115,11 @@ for f in config.json metrics.csv learning_curve.svg filters.svg; do
   expect 1 "full_$f/$f: write failed: No space left on device" train --data small --config tiny --epochs 1 \
     --out "full_$f"
 done
+# A resume that extends a finished run and fails part-way (a full disk) leaves no model.safetensors: eval refuses
+# the directory rather than loading the old run's weights under the new run's config.json.
+cp -r part extend && rm extend/metrics.csv && ln -s /dev/full extend/metrics.csv
+expect 1 "extend/metrics.csv: write failed: No space left on device" train --resume extend --epochs 3
+expect 1 "error: model directory 'extend' has no model.safetensors" eval --model extend
 mkdir -p fulldraw && ln -s /dev/full fulldraw/misclassified.svg
 expect 1 "error: digits: cannot write fulldraw/misclassified.svg: write failed: No space left on device" \
   eval --model run --draw fulldraw

@@ -1,7 +1,12 @@
 // save_model / load_model errors: an unregistered or unknown type, a type registered twice, another format
 // version, a weights-only file, tampered metadata (bad JSON, missing keys, wrong types, unknown fields,
-// options out of range) and weights whose shapes disagree with the options. Each is one exception whose
-// message names the file and the problem.
+// options out of range, sizes far beyond the weights) and weights whose shapes disagree with the options. Each
+// is one exception whose message names the file and the problem.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <functional>
+
 #include <doctest/doctest.h>
 
 #include "nn/nn.h"
@@ -156,4 +161,61 @@ TEST_CASE("load_model: weights whose shapes disagree with the options name the p
       "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1], "groups": 1, "bias": false, "dtype": "f32"}})",
               {{"weight", zeros({4, 2, 5, 5})}});
   check_load_error<ShapeError>(file, "shape of 'weight' differs: expected (4, 2, 3, 3) vs loaded (4, 2, 5, 5)");
+}
+
+namespace {
+
+// A file of `model` whose architecture `edit` changed; the tensors stay `model`'s.
+void write_edited(const TempFile& file, const Layer& model, const std::function<void(nlohmann::json&)>& edit) {
+  save_model(model, file.path);
+  Safetensors s = load_safetensors(file.path);
+  nlohmann::json architecture = nlohmann::json::parse(s.metadata.at("architecture"));
+  edit(architecture);
+  s.metadata["architecture"] = architecture.dump();
+  save_safetensors(file.path, s.tensors, s.metadata);
+}
+
+// The peak resident memory of this process so far, in MiB (Linux: ru_maxrss is in KiB).
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) / 1024;
+}
+
+}  // namespace
+
+// Each would take gigabytes (a Dense of 10^6 x 10^6 is 4 TB; 10^5 encoder layers of width 8, 150 MB) if built
+// before its sizes were weighed against the file: refused at the first buffer past the budget instead.
+TEST_CASE("load_model: options asking for far more than the file's weights are refused before they allocate") {
+  TempFile file;
+  const Encoder encoder({.layer = {.d_model = 8, .num_heads = 2, .dim_feedforward = 16}, .num_layers = 2});
+  const double peak_before = peak_rss_mib();
+  const auto started = std::chrono::steady_clock::now();
+  write_edited(file, encoder, [](nlohmann::json& a) { a["options"]["num_layers"] = 100000; });
+  check_load_error<ValueError>(file, R"(Encoder with options {"final_norm":false,"layer":{"activation":"relu",)");
+  check_load_error<ValueError>(file, R"("num_layers":100000} asks for more memory than its file's weights justify)");
+  check_load_error<ValueError>(file, "would pass the budget of 1099264 bytes (8 x the 6336 bytes of the file's 24 "
+                                     "tensors, whose largest dimension is 24, + 1 MiB;");
+  write_edited(file, encoder, [](nlohmann::json& a) { a["options"]["layer"]["d_model"] = 1000000; });
+  check_load_error<ValueError>(file, R"("d_model":1000000,)");
+  check_load_error<ValueError>(file, "a buffer of 4000000000000 bytes would pass the budget");
+  Sequential dense;
+  dense.emplace<ReLU>();
+  dense.emplace<Dense>(DenseOptions{.in_features = 4, .out_features = 3});
+  write_edited(file, dense, [](nlohmann::json& a) { a["options"]["layers"][1][1]["options"]["in_features"] = 1000000; });
+  check_load_error<ValueError>(file, R"(Dense with options {"bias":true,"dtype":"f32","in_features":1000000,)");
+  check_load_error<ValueError>(file, "the file's 2 tensors, whose largest dimension is 4");
+  write_model(file, R"({"type": "SinusoidalPositionalEncoding", "options": {"d_model": 64, "max_len": 1000000000,
+      "dtype": "f32"}})");  // its table was a std::vector, out of the budget's sight
+  check_load_error<ValueError>(file, "SinusoidalPositionalEncoding with options {\"d_model\":64,\"dtype\":\"f32\","
+                                     "\"max_len\":1000000000} asks for more memory");
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(2));
+  CHECK(peak_rss_mib() - peak_before < 64);
+}
+
+TEST_CASE("load_model: a model within its weights' budget loads, however many small layers it has") {
+  TempFile file;
+  const Encoder encoder({.layer = {.d_model = 4, .num_heads = 1, .dim_feedforward = 4}, .num_layers = 300});
+  save_model(encoder, file.path);
+  CHECK(load_model(file.path)->state_dict().size() == encoder.state_dict().size());
 }

@@ -126,6 +126,14 @@ expect 1 "error: eval /dev/full: write failed: No space left on device" eval --m
 mkdir full && ln -s /dev/full full/learning_curve.svg
 expect 1 "full/learning_curve.svg: write failed: No space left on device" train --data data.tsv --config tiny.json --epochs 1 \
   --out full
+# config.json is removed first and written last (a symlink to /dev/full in its place would only be removed): its
+# write goes through write_file_atomic's temporary config.json.tmp, which stands in for the full disk here, in a
+# retrain over a finished model directory. Refused afterwards as having no config.json, not mixed.
+cp -r run fullconfig && ln -s /dev/full fullconfig/config.json.tmp
+expect 1 "error: train fullconfig/config.json: write failed: No space left on device" train --data data.tsv \
+  --config tiny.json --epochs 1 --out fullconfig
+[[ ! -e fullconfig/config.json && ! -e fullconfig/config.json.tmp ]] || fail "config.json or its .tmp left behind"
+expect 1 "error: model directory 'fullconfig' has no config.json" predict --model fullconfig "good film"
 expect 1 "error: config '/missing.json': no such file" train --data data.tsv --config /missing.json --out bad
 expect 1 "error: unknown config 'defualt'" train --data data.tsv --config defualt --out bad
 expect 1 "error: Lexicon::load: 'confdir' is a directory, expected a file" train --data data.tsv --lexicon confdir --out bad
