@@ -100,7 +100,9 @@ void check_operand(const Tensor& dst, const Tensor& src, const char* op) {
 
 // torch.can_cast: whether a result of dtype `from` may be stored into a tensor of dtype `to` without leaving its
 // category: not a float into i64 or bool, nor an i64 into bool.
-bool can_cast(DType from, DType to) { return !(is_floating(from) && !is_floating(to)) && !(from != boolean && to == boolean); }
+bool can_cast(DType from, DType to) {
+  return !(is_floating(from) && !is_floating(to)) && !(from != boolean && to == boolean);
+}
 
 // The dtype add_ or mul_ computes in, as PyTorch: result_type(dst, other), which must be castable to dst's
 // dtype (an i64 tensor cannot take a float result in place, nor a bool one an i64 result).
