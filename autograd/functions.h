@@ -122,6 +122,8 @@ Variable select(const Variable& x, int64_t dim, int64_t index);
 Variable unsqueeze(const Variable& x, int64_t dim);
 Variable squeeze(const Variable& x, int64_t dim);
 Variable expand(const Variable& x, const Shape& shape);
+/// tg::cat and tg::stack of the values (dtypes promoted as PyTorch); each input's gradient is its slice of dy,
+/// converted to its own dtype.
 Variable cat(const std::vector<Variable>& xs, int64_t dim);
 Variable stack(const std::vector<Variable>& xs, int64_t dim);
 /// Pieces of x along dim, of the given sizes (torch.split), as views; their gradients are joined into one

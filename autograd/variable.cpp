@@ -20,8 +20,6 @@ bool grad_mode_enabled() { return t_grad_enabled; }
 Variable& Variable::copy_(const Tensor& src) {
   check<ShapeError>(src.shape() == shape(), "Variable::copy_: shape of the source differs: {} vs {}", src.shape(),
                     shape());
-  check<DTypeError>(src.dtype() == dtype(), "Variable::copy_: dtype of the source differs: {} vs {}", src.dtype(),
-                    dtype());
   value_.copy_(src);
   return *this;
 }

@@ -97,7 +97,8 @@ class Variable {
   void remove_post_accumulate_grad_hook(int handle);
   /// Copies src into the value in place, unrecorded (PyTorch's `with torch.no_grad(): p.copy_(src)`): how user
   /// code sets a layer's weights, e.g. dense.weight().copy_(w); every holder of this Variable (an optimizer)
-  /// sees the new values. ShapeError / DTypeError naming both unless src has this shape and dtype.
+  /// sees the new values. src is converted to this dtype, as PyTorch's copy_ (ValueError, as Tensor::copy_, for
+  /// a NaN, inf or out-of-range float into i64); ShapeError naming both unless src has this shape.
   Variable& copy_(const Tensor& src);
   /// The same value, cut from the graph (no gradient flows through it).
   Variable detach() const { return Variable(value_); }

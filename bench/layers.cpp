@@ -1,7 +1,7 @@
 // Layer benchmarks (issue 25): forward + backward of Conv2d at the digits example's two shapes and at a
 // ResNet-like one, and of an LSTM; prints one JSON line per case and thread count with the median time.
 // torch_layers.py is the same in PyTorch.
-//   bench_layers --threads 1 --steps 20 --warmup 3
+//   bench_layers --threads 1 --steps 20 --warmup 3 [--only conv2d_digits1,conv2d_digits2]
 #include <time.h>
 
 #include <algorithm>
@@ -72,16 +72,19 @@ double cpu_ms() {
 
 int main(int argc, char** argv) {
   int threads = 1, steps = 20, warmup = 3;
+  std::string only;  // comma-separated case names; empty runs them all
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--steps")) steps = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--warmup")) warmup = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
     else return fmt::print(stderr, "bench_layers: unknown flag {}\n", argv[i]), 2;
   }
   if (steps < 1 || warmup < 0) return fmt::print(stderr, "bench_layers: steps must be >= 1, warmup >= 0\n"), 2;
   tg::set_num_threads(threads);
   tg::check_blas();
   for (const Case& c : cases()) {
+    if (!only.empty() && ("," + only + ",").find("," + c.name + ",") == std::string::npos) continue;
     tg::manual_seed(0);
     const std::function<void()> step = c.make();
     std::vector<double> ms, cpu;  // wall and process CPU time (the steadier on a loaded machine)

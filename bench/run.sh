@@ -5,7 +5,8 @@
 #                                               layers: the layer benchmarks alone (Conv2d, LSTM; issue 25);
 #                                               gpt: the GPT benchmark alone (issue 24; GPT_STEPS=n for fewer steps)
 #                                               ddp: data-parallel GPT training alone (issue 27), see run_ddp
-# LAYER_STEPS and LAYER_WARMUP (default 20 and 3) set the layer benchmarks' repetitions.
+# LAYER_STEPS and LAYER_WARMUP (default 20 and 3) set the layer benchmarks' repetitions, LAYER_ONLY (comma-separated
+# case names, e.g. conv2d_digits2) the cases to run.
 # Installs libbenchmark-dev and Debian's python3-torch (/usr/bin/python3) if missing. OPENBLAS_CORETYPE is set to the
 # core this CPU supports (tensorgrad's suggestion) for both sides unless already set (not in ddp mode).
 set -euo pipefail
@@ -66,7 +67,7 @@ run_layers() {
   : >"$out/layers.jsonl"
   for threads in 1 2; do
     export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
-    local flags=(--threads "$threads" --steps "${LAYER_STEPS:-20}" --warmup "${LAYER_WARMUP:-3}")
+    local flags=(--threads "$threads" --steps "${LAYER_STEPS:-20}" --warmup "${LAYER_WARMUP:-3}" --only "${LAYER_ONLY:-}")
     "$build/bench/bench_layers" "${flags[@]}" | tee -a "$out/layers.jsonl"
     $py "$root/bench/torch_layers.py" "${flags[@]}" | tee -a "$out/layers.jsonl"
   done

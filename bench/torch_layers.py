@@ -2,7 +2,7 @@
 """Layer benchmarks in PyTorch (issue 25), the twin of bench_layers: forward + backward of Conv2d at the digits
 example's two shapes and at a ResNet-like one, and of an LSTM; one JSON line per case with the median time.
 Run with Debian's /usr/bin/python3 (PyTorch 1.13), OPENBLAS_CORETYPE set as for tensorgrad:
-    /usr/bin/python3 bench/torch_layers.py --threads 1 --steps 20 --warmup 3
+    /usr/bin/python3 bench/torch_layers.py --threads 1 --steps 20 --warmup 3 [--only conv2d_digits1,conv2d_digits2]
 """
 import argparse
 import json
@@ -54,9 +54,13 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--only", default="", help="comma-separated case names (default: all)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    only = set(a.only.split(",")) - {""}
     for name, make in CASES.items():
+        if only and name not in only:
+            continue
         torch.manual_seed(0)
         step = make()
         ms, cpu = [], []  # wall and process CPU time (the steadier on a loaded machine)

@@ -143,6 +143,16 @@ Tensor logical(const Tensor& a, const Tensor& b, const char* op, F f) {
   return binary<bool, bool>(a, b, boolean, op, f);
 }
 
+// a ** b in i64 as PyTorch's powi: by squaring, wrapping around on overflow (two's complement, as its int64
+// products); a negative b gives 1 / a^|b| truncated toward zero: 1 for a = 1, ±1 for a = -1 (by b's parity), else 0.
+int64_t integer_pow(int64_t a, int64_t b) {
+  if (b < 0) return a == 1 ? 1 : a == -1 ? (b % 2 == 0 ? 1 : -1) : 0;
+  uint64_t result = 1, base = uint64_t(a);
+  for (uint64_t e = uint64_t(b); e != 0; e >>= 1, base *= base)
+    if (e & 1) result *= base;
+  return int64_t(result);
+}
+
 // A scalar v is an int when it is an exact int64 (not 0.5, 1e30, inf or NaN), a float otherwise.
 bool is_integral(double v) { return v >= -0x1p63 && v < 0x1p63 && v == std::trunc(v); }
 
@@ -184,10 +194,19 @@ Tensor div(const Tensor& a, const Tensor& b) {
   return floating(a, b, "div", [](auto x, auto y) { return x / y; }, cpu::Arith::div, true);
 }
 Tensor pow(const Tensor& a, const Tensor& b) {
-  return floating(a, b, "pow", [](auto x, auto y) { return std::pow(x, y); });
+  detail::check_defined(a, "pow", "an operand");
+  detail::check_defined(b, "pow", "an operand");
+  if (is_floating(result_type(a, b))) return floating(a, b, "pow", [](auto x, auto y) { return std::pow(x, y); });
+  check<DTypeError>(a.dtype() != boolean || b.dtype() != boolean, "pow: not defined for two bool operands (as PyTorch)");
+  return arith(a, b, "pow", [](auto x, auto y) { return integer_pow(int64_t(x), int64_t(y)); });
 }
 Tensor pow(const Tensor& a, double e) {
-  if (e == 2.0) return floating(a, a, "pow", [](auto x, auto y) { return x * y; }, cpu::Arith::mul);
+  detail::check_defined(a, "pow", "an operand");
+  if (e == 2.0 && is_floating(a.dtype()))
+    return floating(a, a, "pow", [](auto x, auto y) { return x * y; }, cpu::Arith::mul);
+  check<DTypeError>(is_floating(result_type(a, e)) || e >= 0,
+                    "pow: integers to negative integer powers are not allowed ({} tensor ** {}; as PyTorch), convert "
+                    "the tensor to a float dtype first", a.dtype(), e);
   return with_scalar(pow, a, e);
 }
 // NaN propagates through minimum/maximum, as in PyTorch.

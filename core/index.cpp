@@ -199,17 +199,18 @@ Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
   dim = normalize_dim(dim, t0.dim(), "cat");
   Shape shape = t0.shape();
   shape[dim] = 0;
+  DType dtype = t0.dtype();  // promote_types of all (none is 0-dim), as PyTorch
   for (const Tensor& t : ts) {
-    check<DTypeError>(t.dtype() == t0.dtype(), "cat: dtypes differ: {} vs {}", t0.dtype(), t.dtype());
+    dtype = promote_types(dtype, t.dtype());
     bool same = t.dim() == t0.dim();
     for (int64_t d = 0; same && d < t.dim(); ++d) same = d == dim || t.shape()[d] == t0.shape()[d];
     check<ShapeError>(same, "cat: shapes {} and {} differ outside dim {}", t0.shape(), t.shape(), dim);
     shape[dim] += t.shape()[dim];
   }
-  Tensor out = empty(shape, t0.dtype());
+  Tensor out = empty(shape, dtype);
   int64_t at = 0;
   for (const Tensor& t : ts) {
-    out.narrow(dim, at, t.shape()[dim]).copy_(t);
+    out.narrow(dim, at, t.shape()[dim]).copy_(t);  // converting to dtype
     at += t.shape()[dim];
   }
   out.storage()->version = 0;

@@ -2,6 +2,7 @@
 // update parameters without allocating. Each bumps the storage version, so autograd can tell a value it
 // saved was overwritten.
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <type_traits>
 #include <utility>
@@ -92,17 +93,46 @@ void check_no_overlap(const Tensor& dst, const Tensor& src, const char* op) {
 
 void check_operand(const Tensor& dst, const Tensor& src, const char* op) {
   detail::check_defined(src, op, "an operand");
-  check<DTypeError>(src.dtype() == dst.dtype(), "{}: dtypes differ: {} vs {}", op, dst.dtype(), src.dtype());
   check<ShapeError>(src.shape() == dst.shape() || broadcast_shapes(dst.shape(), src.shape(), op) == dst.shape(),
                     "{}: operand of shape {} does not broadcast to {}", op, src.shape(), dst.shape());
   check_no_overlap(dst, src, op);
 }
 
+// torch.can_cast: whether a result of dtype `from` may be stored into a tensor of dtype `to` without leaving its
+// category: not a float into i64 or bool, nor an i64 into bool.
+bool can_cast(DType from, DType to) {
+  return !(is_floating(from) && !is_floating(to)) && !(from != boolean && to == boolean);
+}
+
+// The dtype add_ or mul_ computes in, as PyTorch: result_type(dst, other), which must be castable to dst's
+// dtype (an i64 tensor cannot take a float result in place, nor a bool one an i64 result).
+DType in_place_type(const Tensor& dst, const Tensor& other, const char* op) {
+  const DType t = result_type(dst, other);
+  check<DTypeError>(can_cast(t, dst.dtype()),
+                    "{}: the result's dtype {} (of {} with {}) cannot be stored in place into the {} tensor, as in "
+                    "PyTorch; convert the tensor with to({}) first", op, t, dst.dtype(), other.dtype(), dst.dtype(), t);
+  return t;
+}
+
+// dst = f(dst, a, b) elementwise; add_ and mul_ pass their one operand twice and may mix dtypes (computed in
+// in_place_type, then rounded to dst's), addcmul_ and addcdiv_ take one dtype.
 template <class F>
 Tensor& apply(Tensor& dst, const Tensor& a, const Tensor& b, const char* op, F f) {
   check_writable(dst, op);
   check_operand(dst, a, op);
-  if (&b != &a) check_operand(dst, b, op);  // add_ and mul_ pass their one operand twice
+  if (&b != &a) {
+    check_operand(dst, b, op);
+    check<DTypeError>(a.dtype() == dst.dtype() && b.dtype() == dst.dtype(),
+                      "{}: dtypes differ: {}, {} and {} (PyTorch has no mixed dtypes here either)", op, dst.dtype(),
+                      a.dtype(), b.dtype());
+  } else if (a.dtype() != dst.dtype()) {
+    const DType t = in_place_type(dst, a, op);
+    const Tensor operand = a.to(t);
+    if (t == dst.dtype()) return apply(dst, operand, operand, op, f);
+    Tensor wide = dst.to(t);  // f32 += f64: in f64, then rounded once into dst
+    apply(wide, operand, operand, op, f);
+    return dst.copy_(wide);
+  }
   detail::dispatch_arith(dst.dtype(), op, [&](auto z) {
     using T = decltype(z);
     update3<T>(dst, a, b, [&](T d, T x, T y) { return T(f(d, x, y)); });
@@ -162,6 +192,12 @@ Tensor& Tensor::fill_(double value) {
 Tensor& Tensor::zero_() { return fill_(0.0); }
 
 Tensor& Tensor::add_(const Tensor& other, double alpha) {
+  if (!(alpha == std::trunc(alpha) && std::abs(alpha) < 0x1p63)) {  // an integral result takes an integral alpha only
+    detail::check_defined(*this, "add_", "the tensor written");
+    detail::check_defined(other, "add_", "an operand");
+    const DType t = result_type(*this, other);
+    check<DTypeError>(is_floating(t), "add_: alpha {} is not an integer, but the result's dtype is {}", alpha, t);
+  }
   // alpha = 1 (a gradient summed into a leaf's) adds in the tensor's own type: for f32 the bits of the sum
   // in double rounded to float (a sum of two floats rounds once either way), in a float loop.
   if (alpha == 1.0) return apply(*this, other, other, "add_", [](auto d, auto x, auto) { return d + x; });
@@ -170,7 +206,10 @@ Tensor& Tensor::add_(const Tensor& other, double alpha) {
 Tensor& Tensor::mul_(const Tensor& other) {
   return apply(*this, other, other, "mul_", [](auto d, auto x, auto) { return d * x; });
 }
-Tensor& Tensor::mul_(double value) { return mul_(scalar_tensor(value, dtype_)); }
+Tensor& Tensor::mul_(double value) {
+  detail::check_defined(*this, "mul_");
+  return mul_(scalar_tensor(value, result_type(*this, value)));
+}
 Tensor& Tensor::addcmul_(const Tensor& a, const Tensor& b, double value) {
   return apply(*this, a, b, "addcmul_", [value](auto d, auto x, auto y) { return d + value * x * y; });
 }

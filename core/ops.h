@@ -27,8 +27,12 @@ Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
 /// True division, in result_type(a, b), or f32 when that is i64 or bool (3 / 2 is 1.5, as PyTorch).
 Tensor div(const Tensor& a, const Tensor& b);
-/// a ** b elementwise in result_type(a, b); DTypeError when that is not floating (PyTorch has an integer pow).
+/// a ** b elementwise in result_type(a, b). In i64 (integer or bool operands) as PyTorch: exact, wrapping around
+/// on overflow, and a negative exponent gives 1 / a^|b| truncated (0 unless a is ±1). DTypeError for two bool
+/// operands (PyTorch refuses them too).
 Tensor pow(const Tensor& a, const Tensor& b);
+/// a ** exponent, the exponent a Python scalar (result_type(a, exponent)). DTypeError for a negative integer
+/// exponent on an i64 or bool tensor, as PyTorch ("Integers to negative integer powers are not allowed").
 Tensor pow(const Tensor& a, double exponent);
 Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);
@@ -241,9 +245,10 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& 
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, double value);
 /// As scatter, with source added instead of written (repeats add up): the adjoint of gather. Not for bool.
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
-/// Concatenation along `dim`; all shapes equal off `dim`, all dtypes equal.
+/// Concatenation along `dim`; all shapes equal off `dim` (ShapeError naming two that differ). The result's dtype
+/// is the promote_types of all, as PyTorch (i64 with f32 gives f32). ValueError for no tensors.
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
-/// Stacks equal-shaped tensors along a new dim.
+/// Stacks equal-shaped tensors along a new dim, promoting dtypes as cat.
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim);
 
 

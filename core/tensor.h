@@ -215,15 +215,20 @@ class Tensor {
   /// ValueError, before anything is written, when a float `src` holds NaN, inf or a value outside i64's
   /// range and this tensor is i64 (the conversion would be undefined behaviour).
   Tensor& copy_(const Tensor& src);
-  /// this += alpha * other (other broadcast to this shape).
+  // add_ and mul_ promote as PyTorch: they compute in result_type(*this, other) and round the result into this
+  // tensor's dtype (f32 += f64 adds in f64); DTypeError when that result cannot be stored here (torch.can_cast:
+  // a float result into i64 or bool, an i64 one into bool); bool tensors are refused as by add and mul.
+  /// this += alpha * other (other broadcast to this shape). DTypeError for an alpha that is not an integer when
+  /// the result is i64 (as PyTorch).
   Tensor& add_(const Tensor& other, double alpha = 1.0);
   /// this *= other elementwise (other broadcast to this shape).
   Tensor& mul_(const Tensor& other);
-  /// this *= value.
+  /// this *= value, value a Python scalar (result_type(*this, value): i64 *= 0.5 is refused, as in PyTorch).
   Tensor& mul_(double value);
-  /// this += value * a * b, elementwise (the optimizers' moment update).
+  /// this += value * a * b, elementwise (the optimizers' moment update). DTypeError unless a and b have this
+  /// tensor's dtype (PyTorch 1.13 fails on mixed dtypes here too).
   Tensor& addcmul_(const Tensor& a, const Tensor& b, double value = 1.0);
-  /// this += value * a / b, elementwise (the optimizers' parameter update).
+  /// this += value * a / b, elementwise (the optimizers' parameter update); floating, dtypes as addcmul_.
   Tensor& addcdiv_(const Tensor& a, const Tensor& b, double value = 1.0);
 
  private:

@@ -22,7 +22,7 @@ TEST_CASE("a Variable prints as its value, then requires_grad or the op that mad
   CHECK(os.str() == fmt::format("{}", x));
 }
 
-TEST_CASE("copy_ sets the value in place, seen by every handle, and names both shapes or dtypes on a mismatch") {
+TEST_CASE("copy_ sets the value in place, seen by every handle, converting the dtype, naming both shapes") {
   Variable w = leaf({1, 2, 3});
   const Variable held = w;  // e.g. an optimizer's handle
   w.copy_(tensor({4, 5, 6}, f64));
@@ -31,5 +31,7 @@ TEST_CASE("copy_ sets the value in place, seen by every handle, and names both s
   CHECK(w.is_leaf());
   CHECK_THROWS_WITH_AS(w.copy_(zeros({2}, f64)), "Variable::copy_: shape of the source differs: (2,) vs (3,)",
                        ShapeError);
-  CHECK_THROWS_WITH_AS(w.copy_(zeros({3})), "Variable::copy_: dtype of the source differs: f32 vs f64", DTypeError);
+  w.copy_(tensor({0.1f, 2, -3}, {3}, f32));  // converted to f64, as PyTorch's copy_
+  CHECK(w.value().to_vector<double>() == std::vector<double>{double(0.1f), 2, -3});
+  CHECK(w.dtype() == f64);
 }

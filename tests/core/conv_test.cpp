@@ -45,6 +45,55 @@ TEST_CASE("col2im is im2col's adjoint: <im2col(x), c> = <x, col2im(c)>, in f32 a
   }
 }
 
+// im2col and col2im_add by their definitions, entry by entry in (c, i, j, y, x) order.
+std::pair<std::vector<double>, std::vector<double>> naive_im2col_col2im(const Tensor& x, const Tensor& c,
+                                                                          const Window& w) {
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), L = w.output[0] * w.output[1];
+  const std::vector<double> xv = x.to_vector<double>(), cv = c.to_vector<double>();
+  std::vector<double> col(cv.size(), 0.0), dx(xv.size(), 0.0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t ch = 0; ch < C; ++ch)
+      for (int64_t i = 0; i < w.kernel[0]; ++i)
+        for (int64_t j = 0; j < w.kernel[1]; ++j)
+          for (int64_t y = 0; y < w.output[0]; ++y)
+            for (int64_t q = 0; q < w.output[1]; ++q) {
+              const int64_t ih = y * w.stride[0] - w.padding[0] + i * w.dilation[0];
+              const int64_t iw = q * w.stride[1] - w.padding[1] + j * w.dilation[1];
+              const size_t e = size_t(((n * C + ch) * w.kernel[0] * w.kernel[1] + i * w.kernel[1] + j) * L +
+                                      y * w.output[1] + q);
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              const size_t at = size_t(((n * C + ch) * H + ih) * W + iw);
+              col[e] = xv[at];
+              dx[at] += cv[e];
+            }
+  return {col, dx};
+}
+
+TEST_CASE("im2col and col2im give their definitions' values on narrow and wide outputs") {
+  // Outputs up to 8 wide take the kernels' bordered / gathered path, wider ones the row copies.
+  Generator gen(7);
+  struct Geometry {
+    Shape x;
+    WindowSpec spec;
+  };
+  const std::vector<Geometry> cases = {
+      {{2, 3, 4, 4}, {.kernel = {3, 3}, .padding = {1, 1}, .padding_end = {1, 1}}},
+      {{2, 2, 5, 7}, {.kernel = {2, 3}, .stride = {2, 1}, .padding = {2, 0}, .padding_end = {2, 0}, .dilation = {1, 2}}},
+      {{1, 2, 1, 6}, {.kernel = {1, 3}, .stride = {1, 2}, .padding = {0, 1}, .padding_end = {0, 1}}},
+      {{2, 2, 6, 20}, {.kernel = {3, 3}, .padding = {1, 1}, .padding_end = {1, 1}}},
+      {{1, 3, 9, 25}, {.kernel = {3, 2}, .stride = {2, 3}, .padding = {1, 2}, .padding_end = {1, 2}, .dilation = {2, 1}}},
+  };
+  for (const Geometry& g : cases) {
+    const Tensor x = randn(g.x, f64, &gen);
+    const Window w = window("t", x.shape(), g.spec);
+    const Tensor c = randn({g.x[0], g.x[1] * w.kernel[0] * w.kernel[1], w.output[0] * w.output[1]}, f64, &gen);
+    const auto want = naive_im2col_col2im(x, c, w);
+    INFO("input ", g.x, ", output ", w.output[0], "x", w.output[1]);
+    CHECK(im2col(x, w).to_vector<double>() == want.first);
+    CHECK(col2im(c, g.x[1], w).to_vector<double>() == want.second);
+  }
+}
+
 TEST_CASE("max_pool_indices points at each window's first maximum, as flat indices into x") {
   const Tensor x = tensor({3, 3, 1, 2, 0, 5, 5, 4}, {2, 1, 1, 4}, f64);  // a tie in the first window
   const Window w = window("t", x.shape(), {.kernel = {1, 2}, .stride = {1, 2}});

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -172,6 +173,26 @@ TEST_CASE("pow with a scalar exponent, including the squaring shortcut") {
   check_tensor(pow(tensor({-8, 4}), 1.0 / 3), {2}, {NAN, std::cbrt(4.0)});  // negative base, fractional power
 }
 
+// PyTorch 1.13: torch.tensor([2, 1, -1, 0]) ** torch.tensor([-1, -2, -3, -1]) is [0, 1, -1, 0], 3 ** 40 wraps to
+// -6289078614652622815, 2 ** 63 to -2^63; torch.tensor([2]) ** -1 raises.
+TEST_CASE("pow of integers is exact in i64 as PyTorch's: wrapping, truncated negative powers, a scalar -1 refused") {
+  const Tensor base = tensor({2, 3, -2, 0, 3, 2}, {6}, i64), exponent = tensor({3, 0, 3, 2, 40, 63}, {6}, i64);
+  const Tensor y = pow(base, exponent);
+  CHECK(y.dtype() == i64);
+  CHECK(y.to_vector<int64_t>() ==
+        std::vector<int64_t>{8, 1, -8, 0, -6289078614652622815, std::numeric_limits<int64_t>::min()});
+  CHECK(pow(tensor({2, 1, -1, 0, -1}, {5}, i64), tensor({-1, -2, -3, -1, -4}, {5}, i64)).to_vector<int64_t>() ==
+        std::vector<int64_t>{0, 1, -1, 0, 1});
+  CHECK(pow(tensor({1, 0}, {2}, boolean), tensor({2, 3}, {2}, i64)).to_vector<int64_t>() == std::vector<int64_t>{1, 0});
+  CHECK(pow(tensor({3, -2}, {2}, i64), 2.0).to_vector<int64_t>() == std::vector<int64_t>{9, 4});
+  CHECK(pow(tensor({2}, {1}, i64), 0.5).dtype() == f32);  // a float exponent: the default float dtype
+  CHECK_THROWS_WITH_AS(pow(tensor({2}, {1}, i64), -1.0),
+                       doctest::Contains("pow: integers to negative integer powers are not allowed (i64 tensor ** -1"),
+                       DTypeError);
+  CHECK_THROWS_WITH_AS(pow(tensor({1}, {1}, boolean), tensor({1}, {1}, boolean)),
+                       doctest::Contains("pow: not defined for two bool operands"), DTypeError);
+}
+
 TEST_CASE("comparisons give bool masks, with broadcasting and NaN") {
   using Cmp = Tensor (*)(const Tensor&, const Tensor&);
   struct Row {
@@ -244,13 +265,11 @@ TEST_CASE("masked_fill broadcasts the mask and keeps the input's shape and dtype
   check_tensor(x, {2, 3}, {0, 1, 2, 3, 4, 5});  // the input is untouched
 }
 
-TEST_CASE("binary ops refuse bool arithmetic and integer powers, naming the op") {
+TEST_CASE("binary ops refuse bool arithmetic, naming the op") {
   CHECK_THROWS_WITH_AS(mul(ones({2}, boolean), ones({2}, boolean)), doctest::Contains("mul: not defined for bool tensors"),
                        DTypeError);
   CHECK_THROWS_WITH_AS(sub(ones({2}), ones({2}, boolean)),
                        doctest::Contains("sub: not defined for bool tensors (use logical_not), got f32 and bool"), DTypeError);
-  CHECK_THROWS_WITH_AS(pow(ones({2}, i64), 2.0), doctest::Contains("pow: expected a floating dtype"), DTypeError);
-  CHECK_THROWS_WITH_AS(pow(ones({2}, i64), ones({2}, i64)), doctest::Contains("pow: expected a floating dtype"), DTypeError);
   CHECK_THROWS_WITH_AS(logical_and(ones({2}, boolean), ones({2})),
                        doctest::Contains("logical_and: expected bool masks, got bool and f32"), DTypeError);
   CHECK_THROWS_WITH_AS(where(ones({2}), ones({2}), ones({2})), doctest::Contains("where: condition must be bool, got f32"),

@@ -176,6 +176,20 @@ TEST_CASE("cat along each dim, from strided, zero-size and i64/bool pieces") {
   check_tensor(cat({zeros({0, 2}), zeros({0, 2})}, 0), {0, 2}, {});
 }
 
+// torch.cat([torch.tensor([[1, 2]]), torch.tensor([[0.5, 1.5]]), torch.tensor([[True, False]])]) is f32.
+TEST_CASE("cat and stack promote dtypes as PyTorch") {
+  const Tensor n = tensor({1, 2}, {1, 2}, i64), h = tensor({0.5, 1.5}, {1, 2}, f32), b = tensor({1, 0}, {1, 2}, boolean);
+  const Tensor y = cat({n, h, b}, 0);
+  CHECK(y.dtype() == f32);
+  check_tensor(y, {3, 2}, {1, 2, 0.5, 1.5, 1, 0});
+  CHECK(cat({b, n}, 1).dtype() == i64);
+  check_tensor(cat({b, n}, 1), {1, 4}, {1, 0, 1, 2});
+  CHECK(cat({b, b}, 0).dtype() == boolean);
+  const Tensor s = stack({h, tensor({0.25, 3}, {1, 2}, f64)}, 0);
+  CHECK(s.dtype() == f64);
+  check_tensor(s, {2, 1, 2}, {0.5, 1.5, 0.25, 3});
+}
+
 TEST_CASE("stack adds a new dim at any position") {
   Tensor a = tensor({1, 2, 3}), b = tensor({4, 5, 6});
   check_tensor(stack({a, b}, 0), {2, 3}, {1, 2, 3, 4, 5, 6});
@@ -231,7 +245,6 @@ TEST_CASE("index and join errors name the shapes and dtypes") {
                        doctest::Contains("gather: index shape (1, 5) exceeds input shape (3, 4) at dim 1"), ShapeError);
   CHECK_THROWS_WITH_AS(scatter_add(x, 0, index_tensor({0, 0, 0}, {1, 3}), ones({1, 2})),  // a larger source is read
                        doctest::Contains("scatter_add: index shape (1, 3) exceeds source shape (1, 2)"), ShapeError);
-  CHECK_THROWS_WITH_AS(cat({x, ones({3, 4}, i64)}, 0), doctest::Contains("cat: dtypes differ: f32 vs i64"), DTypeError);
   CHECK_THROWS_WITH_AS(cat({x, ones({2, 3})}, 0), doctest::Contains("cat: shapes (3, 4) and (2, 3) differ outside dim 0"),
                        ShapeError);
   CHECK_THROWS_WITH_AS(cat({x, ones({4})}, 0), doctest::Contains("cat: shapes (3, 4) and (4,) differ outside dim 0"),

@@ -156,7 +156,8 @@ TEST_CASE("every in-place op bumps the version once; copies start at 0") {
 
 TEST_CASE("in-place errors name the op and shapes, and do not bump the version") {
   Tensor x = ones({3});
-  CHECK_THROWS_WITH_AS(x.add_(ones({3}, f64)), doctest::Contains("add_: dtypes differ: f32 vs f64"), DTypeError);
+  CHECK_THROWS_WITH_AS(x.addcmul_(ones({3}, f64), ones({3})),
+                       doctest::Contains("addcmul_: dtypes differ: f32, f64 and f32"), DTypeError);
   CHECK_THROWS_WITH_AS(x.add_(ones({2, 3})), doctest::Contains("add_: operand of shape (2, 3) does not broadcast to (3,)"),
                        ShapeError);
   CHECK_THROWS_WITH_AS(x.mul_(ones({4})), doctest::Contains("mul_: shapes cannot be broadcast: (3,) vs (4,)"), ShapeError);
@@ -167,11 +168,53 @@ TEST_CASE("in-place errors name the op and shapes, and do not bump the version")
   Tensor k = ones({3}, i64);
   CHECK_THROWS_WITH_AS(k.addcdiv_(k, k), doctest::Contains("addcdiv_: expected a floating dtype, got i64"), DTypeError);
   Tensor m = ones({3}, boolean);
-  CHECK_THROWS_WITH_AS(m.mul_(2.0), doctest::Contains("mul_: not defined for bool tensors"), DTypeError);
+  CHECK_THROWS_WITH_AS(m.mul_(m), doctest::Contains("mul_: not defined for bool tensors"), DTypeError);
   CHECK(x.version() == 0);
   CHECK(k.version() == 0);
   CHECK(m.version() == 0);
   check_tensor(x, {3}, {1, 1, 1});
+}
+
+// PyTorch 1.13's values (torch.tensor([1., 3.]).add_(torch.tensor([2**-24 + 2**-50, 0.1], dtype=torch.float64))
+// and the rest): the op runs in result_type, then rounds once into the destination's dtype.
+TEST_CASE("add_ and mul_ promote as PyTorch: computed in the result's dtype, stored in the destination's") {
+  const double tiny = 0x1p-24 + 0x1p-50;  // 1 + tiny rounds up to 1 + 2^-23 in f32; f32(tiny) added in f32 gives 1
+  Tensor x = tensor({1, 3}, {2}, f32);
+  x.add_(tensor({tiny, 0.1}, {2}, f64));
+  CHECK(x.dtype() == f32);
+  CHECK(x.to_vector<float>() == std::vector<float>{1.0000001192092896f, 3.0999999046325684f});
+  CHECK(x.version() == 1);
+  Tensor y = tensor({1, 3}, {2}, f32);
+  y.mul_(tensor({1 + tiny, 0.1}, {2}, f64));
+  CHECK(y.to_vector<float>() == std::vector<float>{1.0000001192092896f, 0.30000001192092896f});
+  Tensor w = tensor({1, 2}, {2}, f64);  // f64 += f32: the f32 operand widened exactly
+  w.add_(tensor({0.1f, 2}, {2}, f32), 0.5);
+  CHECK(w.to_vector<double>() == std::vector<double>{1 + 0.5 * double(0.1f), 3});
+  Tensor f = tensor({1, 2}, {2}, f32);  // f32 with i64, alpha 0.5: f32
+  f.add_(tensor({1, 2}, {2}, i64), 0.5).mul_(tensor({3}, {1}, i64));
+  CHECK(f.to_vector<float>() == std::vector<float>{4.5f, 9});
+  Tensor n = tensor({1, 2}, {2}, i64);  // i64 with bool: i64; an integer double scalar is a Python int
+  n.add_(tensor({0, 1}, {2}, boolean)).mul_(3.0).add_(tensor({1, 1}, {2}, i64), -2.0);
+  CHECK(n.to_vector<int64_t>() == std::vector<int64_t>{1, 7});
+  CHECK(n.version() == 3);
+}
+
+TEST_CASE("add_ and mul_ refuse what PyTorch refuses: a result that cannot be stored in the destination's dtype") {
+  Tensor n = tensor({1, 2}, {2}, i64);
+  CHECK_THROWS_WITH_AS(n.add_(ones({2})),
+                       doctest::Contains("add_: the result's dtype f32 (of i64 with f32) cannot be stored in place "
+                                         "into the i64 tensor"), DTypeError);
+  CHECK_THROWS_AS(n.add_(scalar_tensor(1.5, f64)), DTypeError);  // a 0-dim float operand still makes a float result
+  CHECK_THROWS_WITH_AS(n.mul_(0.5), doctest::Contains("mul_: the result's dtype f32"), DTypeError);
+  CHECK_THROWS_WITH_AS(n.add_(n.clone(), 0.5), doctest::Contains("add_: alpha 0.5 is not an integer, but the "
+                                                                 "result's dtype is i64"), DTypeError);
+  Tensor m = tensor({1, 0}, {2}, boolean);
+  CHECK_THROWS_WITH_AS(m.add_(n), doctest::Contains("add_: the result's dtype i64 (of bool with i64) cannot be stored"),
+                       DTypeError);
+  CHECK_THROWS_AS(m.mul_(2.0), DTypeError);  // bool * 2 is i64
+  CHECK(n.version() == 0);
+  CHECK(m.version() == 0);
+  CHECK(n.to_vector<int64_t>() == std::vector<int64_t>{1, 2});
 }
 
 // An expanded tensor has three elements at one address: add_ used to add 1 three times to it and return
