@@ -148,7 +148,8 @@ AttentionOutput MultiHeadAttention::forward(const Variable& query_in, const Vari
     weights = dropout(softmax(apply_masks(scores, masks), -1), options_.dropout, is_training());
     heads = matmul(weights, v);
   } else {  // one op that keeps neither the scores nor the dropped weights for the backward
-    heads = scaled_dot_product_attention(q, k, v, {.blocked = masks.blocked, .added = masks.added,
+    heads = scaled_dot_product_attention(q, k, v, {.allowed = Tensor(), .blocked = masks.blocked,
+                                                   .added = masks.added,
                                                    .dropout_p = is_training() ? options_.dropout : 0.0,
                                                    .is_causal = fused_causal});
   }
