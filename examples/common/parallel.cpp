@@ -43,14 +43,8 @@ class MpiParallel final : public Parallel {
     return t.to_vector<double>();
   }
   void average_gradients(const std::vector<tg::Variable>& params) override {
-    std::vector<tg::Tensor> grads, flat;
     for (const tg::Variable& p : params)
-      if (tg::Tensor g = p.grad(); g.defined()) grads.push_back(g), flat.push_back(g.flatten());
-    if (grads.empty()) return;
-    const tg::Tensor all = tg::cat(flat, 0);  // one collective for all: each checks the ranks agree first
-    dist::allreduce(all, dist::ReduceOp::mean);
-    int64_t at = 0;
-    for (tg::Tensor& g : grads) g.copy_(all.narrow(0, at, g.numel()).reshape(g.shape())), at += g.numel();
+      if (const tg::Tensor g = p.grad(); g.defined()) dist::allreduce(g, dist::ReduceOp::mean);
   }
   [[noreturn]] void abort(int status) override { dist::abort(status); }
 

@@ -29,10 +29,9 @@ class Parallel {
   /// (tg::ShapeError naming the rank otherwise).
   virtual std::vector<double> sum(const std::vector<double>& xs) = 0;
   /// Replaces each parameter's gradient by its mean over the ranks, on the calling thread (MPI is
-  /// initialised for the main thread only), with one blocking allreduce of them all concatenated: for a loop
-  /// whose backwards run on other threads, where attach()'s hooks cannot. Parameters without a gradient are
-  /// skipped; they must be the same on every rank (ShapeError from the collective otherwise). The gradients
-  /// share one dtype (DTypeError from tg::cat otherwise).
+  /// initialised for the main thread only), with one blocking allreduce per gradient: for a loop whose
+  /// backwards run on other threads, where attach()'s hooks cannot. Parameters without a gradient are
+  /// skipped; they must be the same on every rank (ShapeError from the collective otherwise).
   virtual void average_gradients(const std::vector<tg::Variable>& params) = 0;
   /// Ends the whole job with this exit status (MPI_Abort): for an error on one rank, so that the others do
   /// not wait for it forever in a collective.
