@@ -5,7 +5,8 @@
 # key bias (below); so do those of a global batch of 37 at np=2, whose last batch of 1 leaves rank 1 no rows,
 # and, to 1e-5, of an ensemble of 2 networks on folds (at np=2, members on 2 threads per rank, each rank a
 # share of each member's batches; one process trains them one after the other); rank 0 alone prints and writes; a checkpoint written by 2 ranks resumes in one process and one written by one
-# process at np=3, both ending with one process's weights; an error ends the job with the rank named.
+# process at np=3, both ending with one process's weights; an error, on every rank or on one, ends the job with
+# the rank named.
 # Usage: sentiment_mpirun_test.sh path/to/sentiment mpiexec [mpiexec flags...]
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
@@ -82,4 +83,13 @@ expect 0 "model written to back/" train --data data.tsv --config tiny.json --out
 mpirun_expect 0 "resuming from back/checkpoint.safetensors: 2 of 4 epochs done" 3 1 train --resume back --epochs 4
 close one/model.safetensors back/model.safetensors
 mpirun_expect 1 "of 2: read_examples: cannot open 'missing.tsv'" 2 1 train --data missing.tsv --config tiny.json --out bad
+# The error on rank 1 alone (mpirun's `prog args : prog other-args`): rank 0, waiting for it in the first
+# step's allreduce, is ended too (MPI_Abort), not left hanging.
+set +e
+timeout 60 "${mpi[@]}" -np 1 "$bin" --threads 1 train --data data.tsv --config tiny.json --out solo : \
+  -np 1 "$bin" --threads 1 train --data missing.tsv --config tiny.json --out solo >out.txt 2>err.txt
+got=$?
+set -e
+[[ $got == 1 ]] || fail "an error on rank 1 alone: exit status $got, expected 1 (124: a hang)"
+grep -qF "error: rank 1 of 2: read_examples: cannot open 'missing.tsv'" err.txt || fail "rank 1's error not printed"
 echo "sentiment under mpirun: np=2 and np=3 equal np=1, checkpoints resume at another number of ranks"
