@@ -206,7 +206,10 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
   tg::manual_seed(options.seed);
   config.model.vocab_size = data.vocab.size();
   tg::AnomalyGuard anomaly(options.detect_anomaly);
-  if (options.parallel) shard_of(config.train.batch_size, options.parallel->world_size(), options.parallel->rank());
+  if (options.parallel)
+    tg::check<tg::ValueError>(config.train.batch_size >= options.parallel->world_size(), "train: batch_size {} is "
+                              "smaller than the {} ranks: each rank needs at least one window of the global batch",
+                              config.train.batch_size, options.parallel->world_size());
   Run run(config, data, options);
   if (options.resume) resume(run);
   if (options.parallel) options.parallel->attach(run.model);  // after resume: every rank then holds rank 0's weights

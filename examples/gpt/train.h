@@ -16,6 +16,8 @@
 
 namespace gpt {
 
+using examples::Parallel, examples::Shard, examples::shard_of, examples::start_parallel;  // examples/common/parallel.h
+
 /// A corpus encoded with its vocabulary (the bytes of the whole file, data/README.md).
 struct Data {
   ByteVocab vocab;

@@ -71,7 +71,9 @@ void defaults_from_checkpoint(const TrainOptions& o, RunInputs& in, Config& conf
 }
 
 int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed) {
-  print_blas();
+  const bool lead = o.parallel == nullptr || o.parallel->rank() == 0;  // rank 0 alone prints
+  if (lead) print_blas();
+  else tg::check_blas();
   Config config = load_config(in.config);
   defaults_from_checkpoint(o, in, config);
   if (skip_malformed) config.train.skip_malformed = true;  // else the config's (a resumed run's: its checkpoint's)
@@ -81,6 +83,13 @@ int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed)
   if (epochs > 0) config.train.epochs = epochs;
   check_config(config);  // before the data is read
   Data d = prepare_data(data, config, o.seed, {.skip_malformed = config.train.skip_malformed}, in.lexicon);
+  if (!lead) {
+    train(config, d, o);
+    return 0;
+  }
+  if (o.parallel)
+    fmt::print("data-parallel: {} ranks (mpirun), each a share of every {}-sentence batch\n", o.parallel->world_size(),
+               config.train.batch_size);
   if (config.train.skip_malformed) fmt::print("data {}: skipped {} malformed lines\n", data, d.num_skipped);
   fmt::print("data {}: {} training, {} validation, {} test sentences; vocabulary {} tokens\n", data, d.train.size(),
              d.val.size(), d.test.size(), d.vocab.size());
@@ -98,6 +107,23 @@ int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed)
   fmt::print("model written to {}/ (model.safetensors, vocab.txt, {}config.json, metrics.jsonl, learning_curve.svg, "
              "checkpoint.safetensors)\n", o.out_dir, config.model.lexicon_weight > 0 ? "lexicon.tsv, " : "");
   return 0;
+}
+
+// run_train under mpirun when launched by it: an error on one rank is printed with its rank, then ends the
+// whole job (the others would wait for it in a collective).
+int train_command(const RunInputs& in, int64_t epochs, TrainOptions o, bool skip_malformed) {
+  const std::unique_ptr<examples::Parallel> parallel = examples::start_parallel();
+  if (parallel == nullptr) return run_train(in, epochs, o, skip_malformed);
+  o.parallel = parallel.get();
+  const int status = examples::run_checked([&] {
+    try {
+      return run_train(in, epochs, o, skip_malformed);
+    } catch (const std::exception& e) {
+      throw tg::Error(fmt::format("rank {} of {}: {}", parallel->rank(), parallel->world_size(), e.what()));
+    }
+  });
+  if (status != 0) parallel->abort(status);
+  return status;
 }
 
 // The examples as model `m` reads them: truncated to its max_len, with its sub-word buckets and lexicon.
@@ -326,7 +352,7 @@ int main(int argc, char** argv) {
     if (*train) {
       topt.out_dir = resume_dir.empty() ? out : resume_dir, topt.resume = !resume_dir.empty();
       topt.on_nonfinite = on_nonfinite == "rollback" ? OnNonFinite::rollback : OnNonFinite::stop;
-      return run_train({.data = data, .config = config, .lexicon = lexicon, .seed = seed, .data_given = train->count("--data") > 0,
+      return train_command({.data = data, .config = config, .lexicon = lexicon, .seed = seed, .data_given = train->count("--data") > 0,
                         .config_given = train->count("--config") > 0, .seed_given = train->count("--seed") > 0},
                        epochs, topt, skip);
     }

@@ -259,6 +259,43 @@ void check_resumable(const Run& r, const Checkpoint& c) {
                             r.checkpoint_path, c.epoch, r.config.train.epochs);
 }
 
+// Whether this process prints and writes: the only one, or rank 0 of an mpirun job.
+bool lead(const TrainOptions& o) { return o.parallel == nullptr || o.parallel->rank() == 0; }
+// Whether this process prints: verbose, and the lead.
+bool speaks(const TrainOptions& o) { return o.verbose && lead(o); }
+
+// This rank's rows of a member's batch under mpirun (shard_of), and its loss weight: its share of the batch
+// over an equal share (count * N / B), so that the ranks' mean gradient is the whole batch's. A rank without
+// rows (a last batch smaller than the ranks) computes row 0 with weight 0: zero gradients, defined like the
+// other ranks' for the allreduce.
+struct Share {
+  Batch batch;
+  int64_t count = 0;  // the rows that count
+  double weight = 1;
+};
+Share share_of(const Batch& b, const examples::Parallel* par) {
+  if (par == nullptr) return {b, b.size(), 1};
+  const int64_t n = b.size();
+  const examples::Shard s = examples::shard_of(n, par->world_size(), par->rank());
+  const int64_t begin = s.count > 0 ? s.begin : 0, rows = std::max<int64_t>(s.count, 1);
+  auto mine = [begin, rows](const tg::Tensor& t) { return t.defined() ? t.narrow(0, begin, rows) : t; };
+  return {{mine(b.tokens), mine(b.pad_mask), mine(b.labels), mine(b.subwords)}, s.count,
+          double(s.count * par->world_size()) / double(n)};
+}
+
+// Ranks after the first draw their dropout from generators seeded by (seed, rank, step, member): not rank
+// 0's masks (each shard's first row would share one), and the same again after a resume (rank 0's
+// generators are the checkpointed ones).
+void reseed_rank(Run& r, int rank) {
+  auto seed = [&r, rank](uint64_t k) {
+    return r.options.seed ^ (uint64_t(rank) << 40) ^ (k << 32) ^ (uint64_t(r.step) * 0x9E3779B97F4A7C15ull);
+  };
+  std::vector<std::string> states = r.model.generator_states();
+  if (states.empty()) return tg::manual_seed(seed(0));  // one network draws from the default generator
+  for (size_t k = 0; k < states.size(); ++k) states[k] = tg::Generator(seed(k)).get_state();
+  r.model.set_generator_states(states);
+}
+
 // "" when every gradient is finite, else which parameter's is not.
 std::string nonfinite_gradient(const Classifier& model) {
   for (const auto& [name, p] : model.named_parameters())
@@ -267,12 +304,18 @@ std::string nonfinite_gradient(const Classifier& model) {
 }
 
 // One training step: member k on batches[k] (nullptr: that member has no batch at this step), the members
-// side by side on the threads. Returns what was not finite (and the step is not applied), or "".
+// side by side on the threads; under mpirun each on its share of the batch, the gradients then averaged over
+// the ranks on this thread. Returns what was not finite (and the step is not applied), or "": the same on
+// every rank, as it is decided on the sums over the ranks.
 std::string train_step(Run& r, const std::vector<const Batch*>& batches, double& loss_sum, int64_t& correct,
                        int64_t& seen) {
   const TrainConfig& t = r.config.train;
+  examples::Parallel* par = r.options.parallel;
   int64_t members = 0;
-  for (const Batch* b : batches) members += b != nullptr;
+  std::vector<Share> shares(batches.size());
+  for (size_t k = 0; k < batches.size(); ++k)
+    if (batches[k] != nullptr) ++members, shares[k] = share_of(*batches[k], par);
+  if (par != nullptr && par->rank() > 0) reseed_rank(r, par->rank());
   struct MemberStep {
     double loss = 0;  // the member's mean loss over its batch
     int64_t correct = 0;
@@ -282,22 +325,34 @@ std::string train_step(Run& r, const std::vector<const Batch*>& batches, double&
   // Each member's loss is divided by the members at this step: the gradient of their mean loss, each member
   // trained on its own as if alone. A member's backward touches only its own parameters' gradients.
   r.model.for_each_member([&](int64_t k) {
-    const Batch* b = batches[size_t(k)];
-    if (b == nullptr) return;
-    tg::Variable logits = r.model.member(k).forward(b->tokens, b->pad_mask, b->subwords);  // (B, C)
-    tg::Variable loss = tg::cross_entropy(logits, b->labels, {.label_smoothing = t.label_smoothing});
-    out[size_t(k)] = {loss.item(), correct_count(logits.value(), b->labels)};
+    if (batches[size_t(k)] == nullptr) return;
+    const Share& s = shares[size_t(k)];
+    const Batch& b = s.batch;
+    tg::Variable logits = r.model.member(k).forward(b.tokens, b.pad_mask, b.subwords);  // (B, C)
+    tg::Variable loss = tg::cross_entropy(logits, b.labels, {.label_smoothing = t.label_smoothing});
+    out[size_t(k)] = {loss.item(), s.count > 0 ? correct_count(logits.value(), b.labels) : 0};
+    if (s.weight != 1.0) loss = loss * s.weight;
     if (std::isfinite(out[size_t(k)].loss)) (members > 1 ? loss / double(members) : loss).backward();
   });
+  // Per member with a batch: its loss summed over its sentences, its right answers and its sentences, summed
+  // over the ranks. A rank without rows adds its loss times 0: NaN when that is not finite, which stops the
+  // step on every rank rather than leaving this rank's gradients undefined for the allreduce.
+  std::vector<double> totals;
+  for (size_t k = 0; k < batches.size(); ++k)
+    if (batches[k] != nullptr)
+      totals.insert(totals.end(), {out[k].loss * double(shares[k].count), double(out[k].correct), double(shares[k].count)});
+  if (par != nullptr) totals = par->sum(totals);
   double member_loss_sum = 0, mean_loss = 0;  // over sentences; over members (what the step minimises)
   int64_t member_correct = 0, member_seen = 0;
-  for (size_t k = 0; k < batches.size(); ++k) {
+  for (size_t k = 0, i = 0; k < batches.size(); ++k) {
     if (batches[k] == nullptr) continue;
-    const double l = out[k].loss;
+    const double l = par != nullptr ? totals[i] / totals[i + 2] : out[k].loss;  // the member's mean over its batch
     if (!std::isfinite(l)) return fmt::format("loss is {}", std::isnan(l) ? "nan" : l > 0 ? "inf" : "-inf");  // not "-nan"
-    member_loss_sum += l * double(batches[k]->size()), mean_loss += l / double(members);
-    member_correct += out[k].correct, member_seen += batches[k]->size();
+    member_loss_sum += totals[i], mean_loss += l / double(members);
+    member_correct += int64_t(totals[i + 1]), member_seen += int64_t(totals[i + 2]);
+    i += 3;
   }
+  if (par != nullptr) par->average_gradients(r.model.parameters());
   if (std::string bad = nonfinite_gradient(r.model); !bad.empty())
     return fmt::format("{} (loss {:.6g})", bad, mean_loss);
   if (t.clip_grad_norm > 0) tg::optim::clip_grad_norm(r.model.parameters(), t.clip_grad_norm);
@@ -315,7 +370,7 @@ std::string train_epoch(Run& r, EpochLog& e) {
   const auto started = std::chrono::steady_clock::now();
   // On a terminal, a bar per epoch (tg::train::ProgressBar); elsewhere (a log) only the epoch's summary line.
   std::optional<tg::train::ProgressBar> bar;
-  if (r.options.verbose && isatty(STDERR_FILENO))
+  if (speaks(r.options) && isatty(STDERR_FILENO))
     bar.emplace(tg::train::ProgressBarOptions{
         .total = r.per_epoch, .label = fmt::format("epoch {}/{}", r.epoch + 1, r.config.train.epochs)});
   double loss_sum = 0;
@@ -372,7 +427,7 @@ void on_nonfinite(Run& r, const std::string& what) {
   restore(r, load_checkpoint(r.checkpoint_path));
   r.lr_scale = scale, r.rollbacks = rollbacks;
   r.sync_schedule();
-  if (o.verbose)
+  if (speaks(o))
     fmt::print("train: {}; rollback {} of {}: back to the checkpoint of epoch {}, learning rate scaled by {:.6g}\n",
                what, rollbacks, o.max_rollbacks, r.epoch, scale);
 }
@@ -385,7 +440,7 @@ tg::train::Record record(const EpochLog& e) {
 }
 
 // Validation, keep-best, checkpoint, metrics line and summary of a completed epoch.
-void finish_epoch(Run& r, tg::train::MetricsLogger& metrics, EpochLog e) {
+void finish_epoch(Run& r, std::optional<tg::train::JsonlLogger>& metrics, EpochLog e) {
   e.val_accuracy = validation_accuracy(r);
   r.log.push_back(e);
   r.epoch = e.epoch;
@@ -393,8 +448,9 @@ void finish_epoch(Run& r, tg::train::MetricsLogger& metrics, EpochLog e) {
     r.best_val = e.val_accuracy, r.best_epoch = e.epoch, r.best_model.clear();
     for (const auto& [name, t] : r.model.state_dict()) r.best_model[name] = t.clone();
   }
+  if (!lead(r.options)) return;
   save_checkpoint(r.checkpoint_path, snapshot(r));
-  metrics.log(record(e));
+  metrics->log(record(e));
   if (r.options.verbose)
     fmt::print("epoch {:>2}/{}  loss {:.4f}  train acc {:.3f}  val acc {}  {:.1f}s  {:.0f} sent/s\n", e.epoch,
                r.config.train.epochs, e.train_loss, e.train_accuracy,
@@ -404,11 +460,14 @@ void finish_epoch(Run& r, tg::train::MetricsLogger& metrics, EpochLog e) {
 
 // Starts the run (checkpoint of epoch 0, for a rollback in the first epoch) or continues it from its checkpoint.
 void start(Run& r) {
-  if (!r.options.resume) return save_checkpoint(r.checkpoint_path, snapshot(r));
+  if (!r.options.resume) {
+    if (lead(r.options)) save_checkpoint(r.checkpoint_path, snapshot(r));
+    return;
+  }
   Checkpoint c = load_checkpoint(resume_checkpoint(r.options.out_dir));
   check_resumable(r, c);
   restore(r, c);
-  if (r.options.verbose)
+  if (speaks(r.options))
     fmt::print("resuming from {}: {} of {} epochs done\n", r.checkpoint_path, r.epoch, r.config.train.epochs);
 }
 
@@ -416,17 +475,19 @@ void start(Run& r) {
 // removed first and written last, so its presence means the files beside it are this run's: a retrain over a
 // model directory that fails part-way (a full disk) leaves one that load_model refuses as having no
 // config.json, not new weights beside the old config. The removal reaches the disk with the folder's fsync in
-// the first write_file_atomic after it.
+// the first write_file_atomic after it. Under mpirun rank 0 alone writes; every rank computes the same metrics.
 TrainResult finish(Run& r) {
   const fs::path out(r.options.out_dir);
   if (r.config.train.keep_best && !r.best_model.empty()) r.model.load_state_dict(r.best_model);  // none: no val
-  examples::remove_previous((out / "config.json").string(), "train");
-  r.model.save((out / "model.safetensors").string());
-  r.data.vocab.save((out / "vocab.txt").string());
-  if (r.config.model.lexicon_weight > 0) r.data.lexicon.save((out / "lexicon.tsv").string());
-  tg::write_file_atomic((out / "config.json").string(), {nlohmann::json(r.config).dump(2) + "\n"}, "train");
-  tg::write_file_atomic((out / "learning_curve.svg").string(), {learning_curve_svg(r.log, "sentiment: " + r.config.name)},
-                        "train");
+  if (lead(r.options)) {
+    examples::remove_previous((out / "config.json").string(), "train");
+    r.model.save((out / "model.safetensors").string());
+    r.data.vocab.save((out / "vocab.txt").string());
+    if (r.config.model.lexicon_weight > 0) r.data.lexicon.save((out / "lexicon.tsv").string());
+    tg::write_file_atomic((out / "config.json").string(), {nlohmann::json(r.config).dump(2) + "\n"}, "train");
+    tg::write_file_atomic((out / "learning_curve.svg").string(),
+                          {learning_curve_svg(r.log, "sentiment: " + r.config.name)}, "train");
+  }
   std::vector<int64_t> truth;
   for (const Encoded& e : r.data.test) truth.push_back(e.label);
   return {r.log, compute_metrics(predict_labels(r.model, r.data.test), truth, r.config.model.num_classes),
@@ -464,16 +525,18 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
   if (options.resume) resume_checkpoint(options.out_dir);  // before creating out_dir (it may be a file)
   Run r(config, data, options);
   try {
-    fs::create_directories(options.out_dir);
+    if (lead(options)) fs::create_directories(options.out_dir);
   } catch (const fs::filesystem_error& e) {
     throw tg::Error(fmt::format("train: cannot create the output directory '{}': {}", options.out_dir,
                                 e.code().message()));
   }
   start(r);
   // Rewritten from the run's log: a resume drops the lines past its checkpoint. Each line is flushed and
-  // checked (a full disk is an error, never a short log).
-  tg::train::JsonlLogger metrics((fs::path(options.out_dir) / "metrics.jsonl").string());
-  for (const EpochLog& e : r.log) metrics.log(record(e));
+  // checked (a full disk is an error, never a short log). Rank 0's alone under mpirun.
+  std::optional<tg::train::JsonlLogger> metrics;
+  if (lead(options)) metrics.emplace((fs::path(options.out_dir) / "metrics.jsonl").string());
+  if (metrics)
+    for (const EpochLog& e : r.log) metrics->log(record(e));
   while (r.epoch < config.train.epochs) {
     EpochLog e;
     if (std::string bad = train_epoch(r, e); !bad.empty()) {

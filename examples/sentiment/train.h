@@ -10,6 +10,7 @@
 #include "batch.h"
 #include "config.h"
 #include "model.h"
+#include "parallel.h"
 #include "report.h"
 
 namespace sentiment {
@@ -64,6 +65,13 @@ struct TrainOptions {
   /// Called after each epoch, once its checkpoint is written; returning false ends training there, as if
   /// the configured epochs were done (the model directory is written; `resume` can continue the run).
   std::function<bool(const EpochLog&)> on_epoch_end = nullptr;
+  /// Data-parallel training under mpirun (examples/common/parallel.h; null: one process). batch_size stays
+  /// the global batch: every rank draws the same batches, trains each member on its shard_of() rows (the
+  /// loss weighted by its share), and the gradients are averaged over the ranks on the main thread after the
+  /// members' backwards, so that N ranks take one process's steps (to rounding; with dropout, ranks after
+  /// the first draw their own masks). Rank 0 alone prints and writes the model directory, checkpoints and
+  /// metrics; every rank evaluates. The ranks read the checkpoint to resume or roll back (one file system).
+  examples::Parallel* parallel = nullptr;
 };
 
 /// The checkpoint a run in `out_dir` resumes from (out_dir/checkpoint.safetensors); ValueError naming both

@@ -1,16 +1,18 @@
 #pragma once
-// Data-parallel training under mpirun (README's "Data-parallel training over MPI", docs/distributed.md):
-// every rank runs the same loop on its share of each step's batch, and the gradients are averaged over the
-// ranks before the step. The loop sees only this interface; parallel.cpp implements it on tg::distributed.
+// Data-parallel training under mpirun for the example programs (README's "Data-parallel training over MPI",
+// docs/distributed.md): every rank runs the same loop on its share of each step's batch, and the gradients
+// are averaged over the ranks before the step. The loops of gpt and sentiment see only this interface;
+// parallel.cpp implements it on tg::distributed.
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include <tensorgrad/tensorgrad.h>
 
-namespace gpt {
+namespace examples {
 
-/// This process's place among the ranks of an `mpirun -np N gpt train ...` job, and the collectives the
-/// training loop needs. A run of one process (no mpirun) has none: TrainOptions::parallel is null.
+/// This process's place among the ranks of an `mpirun -np N <program> train ...` job, and the collectives
+/// the training loops need. A run of one process (no mpirun) has none: TrainOptions::parallel is null.
 class Parallel {
  public:
   virtual ~Parallel() = default;
@@ -23,6 +25,14 @@ class Parallel {
   virtual void finish() = 0;
   /// The sum of x over the ranks (every rank gets it).
   virtual double sum(double x) = 0;
+  /// The elementwise sum of xs over the ranks (every rank gets it); xs has the same size on every rank
+  /// (tg::ShapeError naming the rank otherwise).
+  virtual std::vector<double> sum(const std::vector<double>& xs) = 0;
+  /// Replaces each parameter's gradient by its mean over the ranks, on the calling thread (MPI is
+  /// initialised for the main thread only), with one blocking allreduce per gradient: for a loop whose
+  /// backwards run on other threads, where attach()'s hooks cannot. Parameters without a gradient are
+  /// skipped; they must be the same on every rank (ShapeError from the collective otherwise).
+  virtual void average_gradients(const std::vector<tg::Variable>& params) = 0;
   /// Ends the whole job with this exit status (MPI_Abort): for an error on one rank, so that the others do
   /// not wait for it forever in a collective.
   [[noreturn]] virtual void abort(int status) = 0;
@@ -38,11 +48,11 @@ bool launched_by_mpirun();
 std::unique_ptr<Parallel> start_parallel();
 
 /// Rank r's rows of a global batch of `batch` rows over `world` ranks: [begin, begin + count). The first
-/// batch % world ranks take one row more than the others. ValueError when batch < world (a rank would have
-/// none).
+/// batch % world ranks take one row more than the others; when batch < world, the last ranks have none
+/// (count 0). ValueError for a rank outside [0, world) or batch < 0.
 struct Shard {
   int64_t begin = 0, count = 0;
 };
 Shard shard_of(int64_t batch, int world, int rank);
 
-}  // namespace gpt
+}  // namespace examples

@@ -5,11 +5,11 @@
 #include <cstdlib>
 #include <string>
 
-#ifdef GPT_MPI
+#ifdef EXAMPLES_MPI
 #include <tensorgrad/distributed/distributed.h>
 #endif
 
-namespace gpt {
+namespace examples {
 namespace {
 
 // mpirun's process count from the environment, 0 when not launched by one.
@@ -19,7 +19,7 @@ int launched_size() {
   return std::getenv("PMIX_RANK") ? 1 : 0;
 }
 
-#ifdef GPT_MPI
+#ifdef EXAMPLES_MPI
 namespace dist = tg::distributed;
 
 class MpiParallel final : public Parallel {
@@ -35,6 +35,16 @@ class MpiParallel final : public Parallel {
     const tg::Tensor t = tg::full({1}, x, tg::DType::f64);
     dist::allreduce(t, dist::ReduceOp::sum);
     return t.item();
+  }
+  std::vector<double> sum(const std::vector<double>& xs) override {
+    if (xs.empty()) return {};
+    const tg::Tensor t = tg::tensor(xs, tg::DType::f64);
+    dist::allreduce(t, dist::ReduceOp::sum);
+    return t.to_vector<double>();
+  }
+  void average_gradients(const std::vector<tg::Variable>& params) override {
+    for (const tg::Variable& p : params)
+      if (const tg::Tensor g = p.grad(); g.defined()) dist::allreduce(g, dist::ReduceOp::mean);
   }
   [[noreturn]] void abort(int status) override { dist::abort(status); }
 
@@ -52,21 +62,20 @@ bool launched_by_mpirun() { return launched_size() > 0; }
 std::unique_ptr<Parallel> start_parallel() {
   const int size = launched_size();
   if (size == 0) return nullptr;
-#ifdef GPT_MPI
+#ifdef EXAMPLES_MPI
   return std::make_unique<MpiParallel>();
 #else
-  tg::check<tg::Error>(size == 1, "gpt was built without MPI (TENSORGRAD_MPI off; install libopenmpi-dev and "
-                       "configure again): under mpirun its {} processes would each train alone", size);
+  tg::check<tg::Error>(size == 1, "this program was built without MPI (TENSORGRAD_MPI off; install libopenmpi-dev "
+                       "and configure again): under mpirun its {} processes would each train alone", size);
   return nullptr;
 #endif
 }
 
 Shard shard_of(int64_t batch, int world, int rank) {
   tg::check<tg::ValueError>(world >= 1 && rank >= 0 && rank < world, "shard_of: rank {} of {} ranks", rank, world);
-  tg::check<tg::ValueError>(batch >= world, "train: batch_size {} is smaller than the {} ranks: each rank needs at "
-                            "least one window of the global batch", batch, world);
+  tg::check<tg::ValueError>(batch >= 0, "shard_of: a batch of {} rows", batch);
   const int64_t base = batch / world, extra = batch % world;
   return {rank * base + std::min<int64_t>(rank, extra), base + (rank < extra ? 1 : 0)};
 }
 
-}  // namespace gpt
+}  // namespace examples
