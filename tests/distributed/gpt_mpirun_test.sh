@@ -6,7 +6,7 @@
 # Usage: gpt_mpirun_test.sh path/to/gpt mpiexec [mpiexec flags...]
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
-source "$here/../cli_expect.sh"   # fail, expect
+source "$here/../cli_expect.sh"   # fail, expect, mpirun_expect
 source "$here/../gpt/tiny_corpus.sh"
 source "$here/weights_close.sh"
 bin=$1
@@ -18,17 +18,6 @@ cd "$dir"
 
 tiny_corpus
 tiny_config tiny 1 0.0 20 10 >tiny.json
-# mpirun_expect STATUS TEXT NP args...: as expect, under mpirun with NP processes.
-mpirun_expect() {
-  local status=$1 text=$2 np=$3 got
-  shift 3
-  set +e
-  "${mpi[@]}" -np "$np" "$bin" --threads 1 "$@" >out.txt 2>err.txt
-  got=$?
-  set -e
-  [[ $got == "$status" ]] || fail "mpirun -np $np gpt $*: exit status $got, expected $status"
-  grep -qF -- "$text" out.txt err.txt || fail "mpirun -np $np gpt $*: no '$text' in the output"
-}
 
 # The key bias (in_proj_bias[d_model, 2 d_model)) adds q·b_k to every score of a query's row, which softmax
 # ignores: its gradient is 0 but for rounding, ~1e-9, which Adam scales up to steps of about lr in either
@@ -37,7 +26,7 @@ mpirun_expect() {
 close() { weights_close "$1" "$2" 1e-6 'self_attn\.in_proj_bias' 16 32; }
 expect 0 "model written to one/" train --data corpus.txt --config tiny.json --out one
 grep "^step " out.txt >one.log
-mpirun_expect 0 "data-parallel: 2 ranks (mpirun), each a share of the 8-window batch" 2 \
+mpirun_expect 0 "data-parallel: 2 ranks (mpirun), each a share of the 8-window batch" 2 1 \
   train --data corpus.txt --config tiny.json --out two
 [[ $(grep -c "model written to two/" out.txt) == 1 ]] || fail "not rank 0 alone printed the result"
 [[ $(grep -c "^step " out.txt) == 2 ]] || fail "expected 2 evaluation lines (rank 0's), got $(grep -c "^step " out.txt)"
@@ -45,13 +34,13 @@ close one/model.safetensors two/model.safetensors
 # The loss printed is the whole batch's (the tok/s column aside), the same as one process's to its 4 digits.
 diff <(sed 's/ *[0-9]* tok\/s//' one.log) <(grep "^step " out.txt | sed 's/ *[0-9]* tok\/s//') ||
   fail "the evaluation lines of 2 ranks differ from one process's"
-mpirun_expect 0 "model written to three/" 3 train --data corpus.txt --config tiny.json --out three
+mpirun_expect 0 "model written to three/" 3 1 train --data corpus.txt --config tiny.json --out three
 close one/model.safetensors three/model.safetensors
 # Stopped after 10 steps at np=2, resumed in one process (data, config and seed from the checkpoint).
-mpirun_expect 0 "model written to part/" 2 train --data corpus.txt --config tiny.json --out part --steps 10
+mpirun_expect 0 "model written to part/" 2 1 train --data corpus.txt --config tiny.json --out part --steps 10
 expect 0 "resuming from part/checkpoint-10.safetensors: 10 of 20 steps done" train --resume part --steps 20
 close one/model.safetensors part/model.safetensors
 sed 's/"batch_size": 8/"batch_size": 2/' tiny.json >small.json
-mpirun_expect 1 "error: rank 2 of 3: train: batch_size 2 is smaller than the 3 ranks" 3 \
+mpirun_expect 1 "error: rank 2 of 3: train: batch_size 2 is smaller than the 3 ranks" 3 1 \
   train --data corpus.txt --config small.json --out small
 echo "gpt under mpirun: np=2 and np=3 equal np=1, np=2's checkpoint resumes at np=1"

@@ -10,8 +10,9 @@
 # Usage: sentiment_mpirun_test.sh path/to/sentiment mpiexec [mpiexec flags...]
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
-source "$here/../cli_expect.sh"   # fail, expect
+source "$here/../cli_expect.sh"   # fail, expect, mpirun_expect
 source "$here/weights_close.sh"
+source "$here/../sentiment/tiny_data.sh"  # tiny_sentences
 bin=$1
 shift
 mpi=("$@")
@@ -19,10 +20,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
 
-printf 'text\tlabel\n' >data.tsv
-for i in $(seq 0 59); do
-  if ((i % 2)); then printf 'the film %d was dull\t0\n' $((i % 7)); else printf 'the film %d was great\t1\n' $((i % 7)); fi
-done >>data.tsv
+tiny_sentences
 config() {  # config(batch_size [ensemble ensemble_data val_fraction])
   cat <<JSON
 {"name": "tiny", "model": {"vocab_size": 0, "max_len": 12, "d_model": 8, "num_heads": 2, "num_layers": 1,
@@ -36,17 +34,6 @@ JSON
 config 8 >tiny.json
 config 37 >big.json
 config 8 2 folds 0 >folds.json
-# mpirun_expect STATUS TEXT NP THREADS args...: as expect, under mpirun with NP processes of THREADS threads.
-mpirun_expect() {
-  local status=$1 text=$2 np=$3 threads=$4 got
-  shift 4
-  set +e
-  "${mpi[@]}" -np "$np" "$bin" --threads "$threads" "$@" >out.txt 2>err.txt
-  got=$?
-  set -e
-  [[ $got == "$status" ]] || fail "mpirun -np $np sentiment $*: exit status $got, expected $status"
-  grep -qF -- "$text" out.txt err.txt || fail "mpirun -np $np sentiment $*: no '$text' in the output"
-}
 
 # The key bias (in_proj_bias[d_model, 2 d_model)) adds q·b_k to every score of a query's row, which softmax
 # ignores: its gradient is 0 but for rounding, which Adam scales up to steps of about lr in either direction

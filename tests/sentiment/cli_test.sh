@@ -5,15 +5,13 @@
 # Usage: cli_test.sh path/to/sentiment
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../cli_expect.sh"  # fail, expect
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_data.sh"  # tiny_sentences
 bin=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
 
-printf 'text\tlabel\n' >data.tsv
-for i in $(seq 0 59); do
-  if ((i % 2)); then printf 'the film %d was dull\t0\n' $((i % 7)); else printf 'the film %d was great\t1\n' $((i % 7)); fi
-done >>data.tsv
+tiny_sentences
 config() {  # config(lr [batch_size]): a one-layer d_model 8 model, the default recipe otherwise
   cat <<JSON
 {"name": "tiny", "model": {"vocab_size": 0, "max_len": 12, "d_model": 8, "num_heads": 2, "num_layers": 1,
