@@ -181,8 +181,14 @@ class HookedLeaves {
     if (m->hooks.empty() || it == where_.end()) return sink_.leaf(m, g);
     accumulate(leaves_[it->second].sum, Variable(g));
   }
-  // The leaves whose gradient is final once the node in `slot` has run (-1: before the first).
+  // The leaves whose gradient is final once the node in `slot` has run (-1: before the first). Inline and
+  // first a test: the engine asks after every node, and nearly every backward has no hooked leaf.
   void finish(int slot) {
+    if (next_ < leaves_.size() && leaves_[next_].slot == slot) finish_from(slot);
+  }
+
+ private:
+  void finish_from(int slot) {
     for (; next_ < leaves_.size() && leaves_[next_].slot == slot; ++next_) {
       Leaf& l = leaves_[next_];
       if (l.sum.defined()) sink_.leaf(l.meta, run_hooks(*l.meta, std::move(l.sum)));
@@ -192,7 +198,6 @@ class HookedLeaves {
     }
   }
 
- private:
   struct Leaf {
     int slot, input;  // input: which of the node's inputs (or which root); orders the leaves of one slot
     std::shared_ptr<AutogradMeta> meta;
@@ -228,7 +233,7 @@ void run(const std::vector<Variable>& roots, const std::vector<Variable>& root_g
     if (buffer[slot].defined()) {
       Variable dy = std::move(buffer[slot]);  // frees the summed gradient as soon as it is consumed
       check_saved(*n);
-      if (auto out = n->output.lock()) {
+      if (auto out = sink.captured || n->output_watched ? n->output.lock() : nullptr) {
         if (!out->hooks.empty()) dy = run_hooks(*out, std::move(dy));
         if (sink.captured || out->retains_grad) sink.leaf(out, dy);
       }

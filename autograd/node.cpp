@@ -41,6 +41,17 @@ Grads BackwardFn::operator()(const Variable& dy, const Variable& y) const { retu
 namespace {
 std::atomic<uint64_t> g_sequence{0};
 
+// The next node's creation number. A relaxed load and store, not an atomic increment (a locked instruction on
+// every op): a node recorded after another on the same thread, or after one whose output it takes (which
+// another thread can hand over only through a synchronisation), still gets a larger number, which is all the
+// engine's order needs. Two nodes recorded at the same moment on two threads may share a number; neither is
+// an input of the other.
+uint64_t next_sequence() {
+  const uint64_t s = g_sequence.load(std::memory_order_relaxed);
+  g_sequence.store(s + 1, std::memory_order_relaxed);
+  return s;
+}
+
 // Both overloads of record: Inputs iterates as const Variable& (an initializer_list of references, or a vector).
 template <class Inputs>
 Variable record_inputs(const char* name, Tensor& value, const Inputs& inputs, BackwardFn& backward, bool keep_output) {
@@ -54,7 +65,7 @@ Variable record_inputs(const char* name, Tensor& value, const Inputs& inputs, Ba
   auto node = std::allocate_shared<Node>(PoolAllocator<Node>());
   node->name = name;
   node->backward = std::move(backward);
-  node->sequence = g_sequence++;
+  node->sequence = next_sequence();
   node->inputs.reserve(inputs.size());  // one allocation, not one per doubling
   // Versions are kept only for a backward that captures something (it may read an input); add's, which
   // captures nothing, lets an input be written in place before backward, as PyTorch does.
@@ -65,9 +76,9 @@ Variable record_inputs(const char* name, Tensor& value, const Inputs& inputs, Ba
                             v.value().version()});
   auto meta = std::allocate_shared<AutogradMeta>(PoolAllocator<AutogradMeta>());
   meta->requires_grad = true;
-  meta->grad_fn = node;
   node->output = meta;
   if (keep_output) node->output_value = value, node->output_version = value.version();
+  meta->grad_fn = std::move(node);
   return Variable(std::move(value), std::move(meta));
 }
 }  // namespace

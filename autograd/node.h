@@ -40,6 +40,9 @@ struct Node {
   uint64_t walk = 0;  ///< the engine's mark: the last walk that reached it
   int slot = 0;  ///< its index in that walk
   bool freed = false;  ///< release() has run
+  /// Its output has gradient hooks or retains its gradient (set by register_hook and retain_grad): only then
+  /// does the engine lock `output`, an atomic compare-and-swap per node otherwise spent for nothing.
+  bool output_watched = false;
 
   // User-provided (not = default): allocate_shared value-initialises, which zeroed all ~800 bytes (the
   // backward's inline buffer, the inline edges) before the members' own initialisers ran, on every op.

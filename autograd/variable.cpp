@@ -10,12 +10,8 @@
 #include "core/ops.h"
 
 namespace tg {
-namespace {
-thread_local bool t_grad_enabled = true;
-thread_local bool t_anomaly = false;
-}  // namespace
-
-bool grad_mode_enabled() { return t_grad_enabled; }
+constinit thread_local bool detail::grad_enabled = true;
+constinit thread_local bool detail::anomaly_enabled = false;
 
 Variable& Variable::copy_(const Tensor& src) {
   check<ShapeError>(src.shape() == shape(), "Variable::copy_: shape of the source differs: {} vs {}", src.shape(),
@@ -34,16 +30,15 @@ std::string to_string(const Variable& v) {
 
 std::ostream& operator<<(std::ostream& os, const Variable& v) { return os << to_string(v); }
 bool is_recorded(std::initializer_list<std::reference_wrapper<const Variable>> inputs) {
-  if (!t_grad_enabled) return false;
+  if (!detail::grad_enabled) return false;
   for (const Variable& v : inputs)
     if (v.requires_grad()) return true;
   return false;
 }
-bool anomaly_mode_enabled() { return t_anomaly; }
-GradModeGuard::GradModeGuard(bool enabled) : previous_(t_grad_enabled) { t_grad_enabled = enabled; }
-GradModeGuard::~GradModeGuard() { t_grad_enabled = previous_; }
-AnomalyGuard::AnomalyGuard(bool enabled) : previous_(t_anomaly) { t_anomaly = enabled; }
-AnomalyGuard::~AnomalyGuard() { t_anomaly = previous_; }
+GradModeGuard::GradModeGuard(bool enabled) : previous_(detail::grad_enabled) { detail::grad_enabled = enabled; }
+GradModeGuard::~GradModeGuard() { detail::grad_enabled = previous_; }
+AnomalyGuard::AnomalyGuard(bool enabled) : previous_(detail::anomaly_enabled) { detail::anomaly_enabled = enabled; }
+AnomalyGuard::~AnomalyGuard() { detail::anomaly_enabled = previous_; }
 
 Variable& Variable::requires_grad_(bool on) {
   // The name is only looked up for a non-leaf: check() formats its arguments eagerly, and a leaf has no grad_fn.
@@ -59,6 +54,7 @@ Variable& Variable::requires_grad_(bool on) {
 void Variable::retain_grad() {
   check<ValueError>(requires_grad(), "retain_grad: the variable does not require grad");
   meta_->retains_grad = true;
+  if (meta_->grad_fn) meta_->grad_fn->output_watched = true;
 }
 
 Tensor Variable::grad() const { return meta_ && meta_->grad ? meta_->grad->value() : Tensor(); }
@@ -79,6 +75,7 @@ int Variable::register_hook(GradHook hook) {
   check<ValueError>(requires_grad(), "register_hook: the variable (shape {}) does not require grad", shape());
   check<ValueError>(bool(hook), "register_hook: empty hook");
   meta_->hooks.emplace_back(meta_->next_hook, std::move(hook));
+  if (meta_->grad_fn) meta_->grad_fn->output_watched = true;
   return meta_->next_hook++;
 }
 

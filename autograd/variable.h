@@ -138,8 +138,14 @@ std::string to_string(const Variable& v);
 /// Writes to_string(v), as fmt::format("{}", v) does.
 std::ostream& operator<<(std::ostream& os, const Variable& v);
 
+namespace detail {
+/// This thread's grad mode and anomaly mode (GradModeGuard, AnomalyGuard). Read inline: every op reads both.
+extern constinit thread_local bool grad_enabled;
+extern constinit thread_local bool anomaly_enabled;  ///< see AnomalyGuard
+}  // namespace detail
+
 /// True while gradients are being recorded on this thread.
-bool grad_mode_enabled();
+inline bool grad_mode_enabled() { return detail::grad_enabled; }
 
 /// RAII: sets whether ops are recorded on this thread, restoring the previous mode on exit.
 class GradModeGuard {
@@ -173,7 +179,7 @@ class AnomalyGuard {
   bool previous_;
 };
 /// True while an AnomalyGuard checks ops on this thread.
-bool anomaly_mode_enabled();
+inline bool anomaly_mode_enabled() { return detail::anomaly_enabled; }
 
 /// Functional gradients (torch.autograd.grad): d(sum of outputs·grad_outputs)/d(inputs), leaving every
 /// grad() untouched. grad_outputs may be empty for scalar outputs. An input the outputs do not depend on

@@ -24,26 +24,18 @@ DType combine_categories(std::optional<DType> higher, DType lower) {
   return *higher;
 }
 
-// Both operands in their common dtype (result_type; f32 for a true division of integers or bools): a converted
-// copy only of an operand of another dtype, else the operand itself, not even a handle's copy (small ops,
-// e.g. a backward's on 4x4 tensors, are dominated by such costs).
-struct Promoted {
-  const Tensor *a_in, *b_in;
-  std::optional<Tensor> a_to, b_to;
-  const Tensor& a() const { return a_to ? *a_to : *a_in; }
-  const Tensor& b() const { return b_to ? *b_to : *b_in; }
-};
-Promoted promote(const Tensor& a, const Tensor& b, const char* op, bool true_division = false) {
+// fn(a, b) with both operands in their common dtype (result_type; f32 for a true division of integers or bools):
+// a converted copy only of an operand of another dtype, else the operand itself, not even a handle's copy
+// (small ops, e.g. a backward's on 4x4 tensors, are dominated by such costs).
+template <class Fn>
+Tensor with_promoted(const Tensor& a, const Tensor& b, const char* op, bool true_division, Fn fn) {
   detail::check_defined(a, op, "an operand");
   detail::check_defined(b, op, "an operand");
-  Promoted p{&a, &b, std::nullopt, std::nullopt};
   // One dtype is its own result type (most calls: skip result_type's tiers).
-  if (a.dtype() == b.dtype() && (!true_division || is_floating(a.dtype()))) return p;
+  if (a.dtype() == b.dtype() && (!true_division || is_floating(a.dtype()))) return fn(a, b);
   DType t = result_type(a, b);
   if (true_division && !is_floating(t)) t = f32;
-  if (a.dtype() != t) p.a_to = a.to(t);
-  if (b.dtype() != t) p.b_to = b.to(t);
-  return p;
+  return fn(a.dtype() == t ? a : a.to(t), b.dtype() == t ? b : b.to(t));
 }
 
 // Whether a contiguous tensor of shape `s` broadcast to `full` repeats along the leading dims only: s without
@@ -108,29 +100,32 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
 // k names the kernel room's line for the op, where it has one.
 template <class F>
 Tensor arith(const Tensor& a, const Tensor& b, const char* op, F f, std::optional<cpu::Arith> k = std::nullopt) {
-  const Promoted p = promote(a, b, op);
-  return detail::dispatch_arith(p.a().dtype(), op, [&](auto z) {
-    using T = decltype(z);
-    return binary<T, T>(p.a(), p.b(), p.a().dtype(), op, [&](T x, T y) { return T(f(x, y)); }, k);
+  return with_promoted(a, b, op, false, [&](const Tensor& pa, const Tensor& pb) {
+    return detail::dispatch_arith(pa.dtype(), op, [&](auto z) {
+      using T = decltype(z);
+      return binary<T, T>(pa, pb, pa.dtype(), op, [&](T x, T y) { return T(f(x, y)); }, k);
+    });
   });
 }
 
 template <class F>
 Tensor floating(const Tensor& a, const Tensor& b, const char* op, F f, std::optional<cpu::Arith> k = std::nullopt,
                 bool true_division = false) {
-  const Promoted p = promote(a, b, op, true_division);
-  return detail::dispatch_float(p.a().dtype(), op, [&](auto z) {
-    using T = decltype(z);
-    return binary<T, T>(p.a(), p.b(), p.a().dtype(), op, [&](T x, T y) { return T(f(x, y)); }, k);
+  return with_promoted(a, b, op, true_division, [&](const Tensor& pa, const Tensor& pb) {
+    return detail::dispatch_float(pa.dtype(), op, [&](auto z) {
+      using T = decltype(z);
+      return binary<T, T>(pa, pb, pa.dtype(), op, [&](T x, T y) { return T(f(x, y)); }, k);
+    });
   });
 }
 
 template <class F>
 Tensor compare(const Tensor& a, const Tensor& b, const char* op, F f) {
-  const Promoted p = promote(a, b, op);
-  return detail::dispatch(p.a().dtype(), [&](auto z) {
-    using T = decltype(z);
-    return binary<bool, T>(p.a(), p.b(), boolean, op, [&](T x, T y) { return bool(f(x, y)); });
+  return with_promoted(a, b, op, false, [&](const Tensor& pa, const Tensor& pb) {
+    return detail::dispatch(pa.dtype(), [&](auto z) {
+      using T = decltype(z);
+      return binary<bool, T>(pa, pb, boolean, op, [&](T x, T y) { return bool(f(x, y)); });
+    });
   });
 }
 
@@ -255,33 +250,33 @@ Tensor logical_not(const Tensor& m) { return logical(m, m, "logical_not", [](boo
 Tensor where(const Tensor& cond, const Tensor& a_in, const Tensor& b_in) {
   detail::check_defined(cond, "where", "the condition");
   check<DTypeError>(cond.dtype() == boolean, "where: condition must be bool, got {}", cond.dtype());
-  const Promoted p = promote(a_in, b_in, "where");
-  const Tensor &a = p.a(), &b = p.b();
-  Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
-  Tensor out = empty(shape, a.dtype());
-  detail::dispatch(a.dtype(), [&](auto z) {
-    using T = decltype(z);
-    const bool* pc = cond.data<bool>();
-    const T *pa = a.data<T>(), *pb = b.data<T>();
-    T* po = out.data<T>();
-    // Flat when cond is laid out as the output and a and b are too or are one element (relu's backward):
-    // one indexed loop, with each step (0 or 1) a compile-time constant so that the select vectorises.
-    auto full = [&](const Tensor& t) { return t.shape() == shape && t.is_contiguous(); };
-    if (full(cond) && (full(a) || a.numel() == 1) && (full(b) || b.numel() == 1)) {
-      return cpu::with_steps(full(a), full(b), [&](auto a_step, auto b_step) {
-        for (int64_t i = 0; i < out.numel(); ++i) {
-          const T x = pa[i * a_step], y = pb[i * b_step];
-          po[i] = pc[i] ? x : y;
-        }
-      });
-    }
-    int64_t i = 0;
-    cpu::visit<3>(shape,
-                     {detail::broadcast_strides(cond, shape), detail::broadcast_strides(a, shape),
-                      detail::broadcast_strides(b, shape)},
-                     [&](const std::array<int64_t, 3>& o) { po[i++] = pc[o[0]] ? pa[o[1]] : pb[o[2]]; });
+  return with_promoted(a_in, b_in, "where", false, [&](const Tensor& a, const Tensor& b) {
+    Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
+    Tensor out = empty(shape, a.dtype());
+    detail::dispatch(a.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const bool* pc = cond.data<bool>();
+      const T *pa = a.data<T>(), *pb = b.data<T>();
+      T* po = out.data<T>();
+      // Flat when cond is laid out as the output and a and b are too or are one element (relu's backward):
+      // one indexed loop, with each step (0 or 1) a compile-time constant so that the select vectorises.
+      auto full = [&](const Tensor& t) { return t.shape() == shape && t.is_contiguous(); };
+      if (full(cond) && (full(a) || a.numel() == 1) && (full(b) || b.numel() == 1)) {
+        return cpu::with_steps(full(a), full(b), [&](auto a_step, auto b_step) {
+          for (int64_t i = 0; i < out.numel(); ++i) {
+            const T x = pa[i * a_step], y = pb[i * b_step];
+            po[i] = pc[i] ? x : y;
+          }
+        });
+      }
+      int64_t i = 0;
+      cpu::visit<3>(shape,
+                       {detail::broadcast_strides(cond, shape), detail::broadcast_strides(a, shape),
+                        detail::broadcast_strides(b, shape)},
+                       [&](const std::array<int64_t, 3>& o) { po[i++] = pc[o[0]] ? pa[o[1]] : pb[o[2]]; });
+    });
+    return out;
   });
-  return out;
 }
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {

@@ -29,10 +29,17 @@ struct ValueError : Error {
   using Error::Error;
 };
 
-/// Throws E with a fmt-formatted message when `cond` is false.
+/// Throws E with a fmt-formatted message (check's cold path, kept out of line).
 template <class E = Error, class... Args>
-void check(bool cond, fmt::format_string<Args...> f, Args&&... args) {
-  if (!cond) throw E(fmt::format(f, std::forward<Args>(args)...));
+[[noreturn, gnu::cold, gnu::noinline]] void fail(fmt::format_string<Args...> f, Args&&... args) {
+  throw E(fmt::format(f, std::forward<Args>(args)...));
+}
+
+/// Throws E with a fmt-formatted message when `cond` is false. Inline, so that a passing check costs a test
+/// and a branch, not a call: small ops run several per element-free step.
+template <class E = Error, class... Args>
+[[gnu::always_inline]] inline void check(bool cond, fmt::format_string<Args...> f, Args&&... args) {
+  if (!cond) [[unlikely]] fail<E>(f, std::forward<Args>(args)...);
 }
 
 }  // namespace tg

@@ -118,20 +118,26 @@ DType in_place_type(const Tensor& dst, const Tensor& other, const char* op) {
 // in_place_type, then rounded to dst's), addcmul_ and addcdiv_ take one dtype.
 template <class F>
 Tensor& apply(Tensor& dst, const Tensor& a, const Tensor& b, const char* op, F f) {
-  check_writable(dst, op);
-  check_operand(dst, a, op);
-  if (&b != &a) {
-    check_operand(dst, b, op);
-    check<DTypeError>(a.dtype() == dst.dtype() && b.dtype() == dst.dtype(),
-                      "{}: dtypes differ: {}, {} and {} (PyTorch has no mixed dtypes here either)", op, dst.dtype(),
-                      a.dtype(), b.dtype());
-  } else if (a.dtype() != dst.dtype()) {
-    const DType t = in_place_type(dst, a, op);
-    const Tensor operand = a.to(t);
-    if (t == dst.dtype()) return apply(dst, operand, operand, op, f);
-    Tensor wide = dst.to(t);  // f32 += f64: in f64, then rounded once into dst
-    apply(wide, operand, operand, op, f);
-    return dst.copy_(wide);
+  // One operand of dst's dtype and layout in another buffer (a gradient summed into a leaf's, an optimizer's
+  // update): nothing to broadcast, convert or check for aliasing.
+  const bool plain = &b == &a && dst.defined() && a.defined() && a.dtype() == dst.dtype() && dst.is_contiguous() &&
+                     a.is_contiguous() && a.shape() == dst.shape() && a.storage() != dst.storage();
+  if (!plain) {
+    check_writable(dst, op);
+    check_operand(dst, a, op);
+    if (&b != &a) {
+      check_operand(dst, b, op);
+      check<DTypeError>(a.dtype() == dst.dtype() && b.dtype() == dst.dtype(),
+                        "{}: dtypes differ: {}, {} and {} (PyTorch has no mixed dtypes here either)", op, dst.dtype(),
+                        a.dtype(), b.dtype());
+    } else if (a.dtype() != dst.dtype()) {
+      const DType t = in_place_type(dst, a, op);
+      const Tensor operand = a.to(t);
+      if (t == dst.dtype()) return apply(dst, operand, operand, op, f);
+      Tensor wide = dst.to(t);  // f32 += f64: in f64, then rounded once into dst
+      apply(wide, operand, operand, op, f);
+      return dst.copy_(wide);
+    }
   }
   detail::dispatch_arith(dst.dtype(), op, [&](auto z) {
     using T = decltype(z);

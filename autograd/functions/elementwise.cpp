@@ -90,7 +90,7 @@ namespace {
 // d(dy) = ddx·(1 - y²), d(y) = -2·ddx·dy·y.
 Variable tanh_backward(const Variable& dy, const Variable& y) {
   Tensor dx = tg::tanh_backward(dy.value(), y.value());
-  if (!is_recorded({dy, y})) return record("tanh_backward", dx, {dy, y}, nullptr);  // an ordinary backward's: as mul
+  if (!is_recorded({dy, y})) return record("tanh_backward", std::move(dx), {dy, y}, nullptr);  // an ordinary backward's: as mul
   return record("tanh_backward", dx, {dy, y},
                 [dy, y](const Variable& ddx, const Variable&) -> Grads {
                   return {tanh_backward(ddx, y), -2.0 * ddx * dy * y};
@@ -142,7 +142,7 @@ Variable slope_limits(const Variable& x, const Variable& slope) {
 // d(dy) = ddx·(Φ(x) + x·φ(x)), d(x) = ddx·dy·φ(x)·(2 - x²).
 Variable gelu_backward(const Variable& dy, const Variable& x) {
   Tensor dx = tg::gelu_backward(dy.value(), x.value());
-  if (!is_recorded({dy, x})) return record("gelu_backward", dx, {dy, x}, nullptr);  // as tanh_backward
+  if (!is_recorded({dy, x})) return record("gelu_backward", std::move(dx), {dy, x}, nullptr);  // as tanh_backward
   return record("gelu_backward", dx, {dy, x},
                 [dy, x](const Variable& ddx, const Variable&) -> Grads {
                   Variable pdf = exp(-0.5 * x * x) / std::sqrt(2 * std::numbers::pi);

@@ -55,7 +55,7 @@ Variable cross_entropy_backward(const Variable& g, const Variable& z, const Targ
   dz.mul_(a.a_sum * g.value());
   if (a.eps > 0) dz.addcmul_(a.w.unsqueeze(0), a.valid.unsqueeze(1) * g.value(), -a.uniform);
   dz = scatter_add(dz, 1, a.safe, a.wt.unsqueeze(1) * g.value() * -a.onehot);
-  if (!is_recorded({g, z})) return record("cross_entropy_backward", dz, {g, z}, nullptr);  // as mul
+  if (!is_recorded({g, z})) return record("cross_entropy_backward", std::move(dz), {g, z}, nullptr);  // as mul
   return record("cross_entropy_backward", dz, {g, z}, [g, z, a](const Variable& ddz, const Variable&) -> Grads {
     const Variable p = softmax(z, 1), a_sum(a.a_sum), s = ddz * g * a_sum;
     return {(p * a_sum - Variable(a.dense())) * ddz, p * (s - sum(s * p, {1}, true))};

@@ -32,7 +32,7 @@ Variable record_masked(const char* op, const Variable& x, const DropoutResult& r
 Variable softmax_backward(const Variable& dy, const Variable& y, int64_t dim) {
   Tensor dx = tg::softmax_backward(dy.value(), y.value(), dim);
   // An ordinary backward's copies nothing into a closure (as mul).
-  if (!is_recorded({dy, y})) return record("softmax_backward", dx, {dy, y}, nullptr);
+  if (!is_recorded({dy, y})) return record("softmax_backward", std::move(dx), {dy, y}, nullptr);
   return record("softmax_backward", dx, {dy, y},
                 [dy, y, dim](const Variable& ddx, const Variable&) -> Grads {
                   return {softmax_backward(ddx, y, dim),
@@ -43,7 +43,7 @@ Variable softmax_backward(const Variable& dy, const Variable& y, int64_t dim) {
 // dx = dy - eʸ·Σ dy as an op (one kernel): d(dy) = ddx - Σ ddx·eʸ, d(y) = -ddx·eʸ·Σ dy.
 Variable log_softmax_backward(const Variable& dy, const Variable& y, int64_t dim) {
   Tensor dx = tg::log_softmax_backward(dy.value(), y.value(), dim);
-  if (!is_recorded({dy, y})) return record("log_softmax_backward", dx, {dy, y}, nullptr);  // as softmax_backward
+  if (!is_recorded({dy, y})) return record("log_softmax_backward", std::move(dx), {dy, y}, nullptr);  // as softmax_backward
   return record("log_softmax_backward", dx, {dy, y},
                 [dy, y, dim](const Variable& ddx, const Variable&) -> Grads {
                   const Variable p = exp(y);
