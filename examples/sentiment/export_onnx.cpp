@@ -132,6 +132,9 @@ std::vector<ox::CheckCase> test_cases(LoadedModel& m, const std::string& data, b
 
 int run_export(const ExportArgs& args) {
   LoadedModel m = load_model(args.model);
+  tg::check<tg::ValueError>(m.config.model.architecture == Architecture::transformer, "export: model '{}' has "
+                            "architecture {}; the ONNX export has no LSTM or GRU emitter, only the transformer's",
+                            tg::escape_bytes(args.model), name_of(m.config.model.architecture));
   const bool subwords = m.config.model.subword_buckets > 0;
   ox::ExportOptions options{.input_names = {"tokens", "pad_mask"}, .output_names = {"logits"},
                             .dynamic_axes = {{"tokens", {{0, "batch"}, {1, "sequence"}}},
