@@ -1,5 +1,6 @@
-// tg::onnx: the ops each layer maps to (GRU and LSTM: their gate order), initializers named and valued as the state_dict, dynamic axes, eval-mode
-// export of a layer in train mode, and the errors for unmapped layers and bad inputs. That onnxruntime computes
+// tg::onnx: the ops each layer maps to (GRU and LSTM: their gate order), initializers named and valued as the
+// state_dict, dynamic axes, eval-mode export of a layer in train mode, and the errors for unmapped layers and
+// bad inputs. That onnxruntime computes
 // what we compute is checked by tools/onnx_check.sh (tests/onnx/sentiment_check.sh).
 #include <doctest/doctest.h>
 
