@@ -316,6 +316,19 @@ TEST_CASE("an RNN config: hidden_size in range; num_heads need not divide d_mode
   CHECK_THROWS_WITH_AS(check_model_config(m), "model: d_model 64 is not divisible by num_heads 5", tg::ValueError);
 }
 
+TEST_CASE("the committed RNN configs (examples/sentiment/configs) read and pass the checks") {
+  for (const char* name : {"lstm", "gru"}) {
+    CAPTURE(name);
+    const std::string path = std::string(SENTIMENT_DATA_DIR) + "/../configs/" + name + ".json";
+    const Config c = nlohmann::json::parse(tg::read_file(path, 1 << 20, "test")).get<Config>();
+    CHECK_NOTHROW(check_config(c));
+    CHECK(name_of(c.model.architecture) == name);
+    CHECK(c.model.bidirectional);
+    CHECK(c.model.hidden_size == 64);
+    CHECK(c.train.epochs == 4);
+  }
+}
+
 TEST_CASE("Config from JSON without qk_init_scale (an older model directory) reads it as 1: Xavier's start") {
   nlohmann::json j = config_by_name("default");
   j["model"]["qk_init_scale"] = 3;
