@@ -188,7 +188,8 @@ class Network(nn.Module):
             width = D
         else:  # "lstm" or "gru": the weights are nn.LSTM's / nn.GRU's state_dict ("rnn.weight_ih_l0", ...)
             rnn = {"lstm": nn.LSTM, "gru": nn.GRU}[architecture]
-            self.rnn = rnn(D, m["hidden_size"], m["num_layers"], batch_first=True, dropout=m["dropout"],
+            between = m["dropout"] if m["num_layers"] > 1 else 0.0  # PyTorch warns of it with one layer
+            self.rnn = rnn(D, m["hidden_size"], m["num_layers"], batch_first=True, dropout=between,
                            bidirectional=m["bidirectional"])
             width = m["hidden_size"] * (2 if m["bidirectional"] else 1)
         self.subword_combine = m.get("subword_combine", "mean")
