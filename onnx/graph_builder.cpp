@@ -113,6 +113,8 @@ std::vector<std::string> GraphBuilder::op(const std::string& type, const std::ve
       p->set_type(::onnx::AttributeProto_AttributeType_INT), p->set_i(*i);
     } else if (const double* f = std::get_if<double>(&a.value)) {
       p->set_type(::onnx::AttributeProto_AttributeType_FLOAT), p->set_f(float(*f));
+    } else if (const std::string* text = std::get_if<std::string>(&a.value)) {
+      p->set_type(::onnx::AttributeProto_AttributeType_STRING), p->set_s(*text);
     } else {
       p->set_type(::onnx::AttributeProto_AttributeType_INTS);
       for (int64_t v : std::get<std::vector<int64_t>>(a.value)) p->add_ints(v);

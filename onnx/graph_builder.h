@@ -16,10 +16,10 @@ namespace tg::onnx {
 /// One dimension of a graph input or output: a size, or the name of a dynamic axis ("batch").
 using Dim = std::variant<int64_t, std::string>;
 
-/// One node attribute: an integer, a float or a list of integers (ONNX's INT, FLOAT, INTS).
+/// One node attribute: an integer, a float, a list of integers or a string (ONNX's INT, FLOAT, INTS, STRING).
 struct Attr {
-  std::string name;                                              ///< ONNX's attribute name ("axis")
-  std::variant<int64_t, double, std::vector<int64_t>> value;  ///< INT, FLOAT or INTS
+  std::string name;                                                        ///< ONNX's attribute name ("axis")
+  std::variant<int64_t, double, std::vector<int64_t>, std::string> value;  ///< INT, FLOAT, INTS or STRING
 };
 
 /// The ONNX element type of a dtype (FLOAT, DOUBLE, INT64, BOOL).

@@ -47,6 +47,16 @@ std::string emit_decoder_layer(GraphBuilder& g, nn::DecoderLayer& layer, const s
 std::string emit_decoder(GraphBuilder& g, nn::Decoder& decoder, const std::string& prefix, const std::string& x,
                          const AttentionMasks& masks);
 
+/// GRU and LSTM (onnx/rnn.cpp) as ONNX's GRU and LSTM ops, one node per layer over both directions (GRU
+/// with linear_before_reset = 1, PyTorch's form): x (B, T, in) with batch_first, else (T, B, in); seq_lens
+/// (B) i32, each sequence's length (its steps after are padding), or empty: every one T long -> the
+/// output (B, T, D·H) with batch_first, else (T, B, D·H), zeros at padded steps, as RNNBase's with
+/// lengths. The weights become initializers prefix + "onnx_{k}.W", "R", "B": each direction's gate blocks in
+/// ONNX's order (LSTM i, o, f, c from PyTorch's i, f, g, o; GRU z, r, h from r, z, n), directions stacked,
+/// B = [b_ih, b_hh]. ValueError for an LSTM with proj_size, which ONNX's LSTM has no form for.
+std::string emit_rnn(GraphBuilder& g, nn::RNNBase& rnn, const std::string& prefix, const std::string& x,
+                     const std::string& seq_lens);
+
 /// The direct sub-layer `name` of `layer` as an L; ValueError naming both when it is missing or of another type.
 nn::Layer& sublayer(nn::Layer& layer, const std::string& name);
 template <class L>

@@ -60,16 +60,28 @@ Config config_by_name(const std::string& name) {
   throw tg::ValueError(fmt::format("unknown config '{}': expected 'reference' or 'default'", tg::escape_bytes(name)));
 }
 
+int64_t encoded_width(const ModelConfig& m) {
+  return m.architecture == Architecture::transformer ? m.d_model : (m.bidirectional ? 2 : 1) * m.hidden_size;
+}
+
 double parameter_count(const ModelConfig& m) {
-  const double D = double(m.d_model), F = double(m.dim_feedforward);
-  const double layer = 4 * D * D + 4 * D       // attention: in_proj (3D, D) + (3D), out_proj (D, D) + (D)
-                       + 2 * F * D + F + D      // linear1 (F, D) + (F), linear2 (D, F) + (D)
-                       + 4 * D;                 // norm1, norm2: weight and bias
-  const double pooled = m.pooling == Pooling::mean_max ? 2 * D : D;
+  const double D = double(m.d_model), F = double(m.dim_feedforward), H = double(m.hidden_size);
+  double stack = 0;  // the encoder or the RNN
+  if (m.architecture == Architecture::transformer) {
+    const double layer = 4 * D * D + 4 * D       // attention: in_proj (3D, D) + (3D), out_proj (D, D) + (D)
+                         + 2 * F * D + F + D      // linear1 (F, D) + (F), linear2 (D, F) + (D)
+                         + 4 * D;                 // norm1, norm2: weight and bias
+    stack = double(m.num_layers) * layer + (m.norm_first ? 2 * D : 0);
+  } else {
+    // Per layer and direction: weight_ih (G·H, in), weight_hh (G·H, H), bias_ih and bias_hh (G·H).
+    const double G = m.architecture == Architecture::lstm ? 4 : 3, dirs = m.bidirectional ? 2 : 1;
+    for (int64_t k = 0; k < m.num_layers; ++k) stack += dirs * G * H * ((k == 0 ? D : dirs * H) + H + 2);
+  }
+  const double width = double(encoded_width(m));
+  const double pooled = m.pooling == Pooling::mean_max ? 2 * width : width;
   const double network = double(m.vocab_size) * D + (m.subword_buckets > 0 ? double(m.subword_buckets + 1) * D : 0) +
-                         (m.positional == Positional::learned ? double(m.max_len) * D : 0) + double(m.num_layers) * layer +
-                         (m.norm_first ? 2 * D : 0) + (m.embedding_norm ? 2 * D : 0) +
-                         pooled * double(m.num_classes) + double(m.num_classes);
+                         (m.positional == Positional::learned ? double(m.max_len) * D : 0) + stack +
+                         (m.embedding_norm ? 2 * D : 0) + pooled * double(m.num_classes) + double(m.num_classes);
   return double(m.ensemble) * network;
 }
 
@@ -85,7 +97,9 @@ void check_model_config(const ModelConfig& m) {
   tg::check<ValueError>(m.d_model >= 1 && m.d_model <= kMaxSize, "model: d_model must be in [1, {}], got {}", kMaxSize,
                         m.d_model);
   tg::check<ValueError>(m.num_heads >= 1, "model: num_heads must be >= 1, got {}", m.num_heads);
-  tg::check<ValueError>(m.d_model % m.num_heads == 0, "model: d_model {} is not divisible by num_heads {}", m.d_model,
+  tg::check<ValueError>(m.hidden_size >= 1 && m.hidden_size <= kMaxSize, "model: hidden_size must be in [1, {}], got {}",
+                        kMaxSize, m.hidden_size);
+  tg::check<ValueError>(m.architecture != Architecture::transformer || m.d_model % m.num_heads == 0, "model: d_model {} is not divisible by num_heads {}", m.d_model,
                         m.num_heads);
   tg::check<ValueError>(m.num_layers >= 1 && m.num_layers <= kMaxLayers, "model: num_layers must be in [1, {}], got {}",
                         kMaxLayers, m.num_layers);
@@ -109,9 +123,9 @@ void check_model_config(const ModelConfig& m) {
   tg::check<ValueError>(m.lexicon_weight == 0 || m.subword_buckets > 0, "model: lexicon_weight needs subword_buckets > 0 "
                         "(the valences go into the sub-word bags), got subword_buckets {}", m.subword_buckets);
   tg::check<ValueError>(parameter_count(m) <= double(kMaxParameters), "model: {:.4g} parameters, more than the {} "
-                        "allowed (d_model {}, num_layers {}, dim_feedforward {}, ensemble {}, vocab_size {})",
-                        parameter_count(m), kMaxParameters, m.d_model, m.num_layers, m.dim_feedforward, m.ensemble,
-                        m.vocab_size);
+                        "allowed (d_model {}, num_layers {}, dim_feedforward {}, hidden_size {}, ensemble {}, vocab_size {})",
+                        parameter_count(m), kMaxParameters, m.d_model, m.num_layers, m.dim_feedforward, m.hidden_size,
+                        m.ensemble, m.vocab_size);
 }
 
 void check_train_config(const TrainConfig& t) {
@@ -144,7 +158,8 @@ void to_json(nlohmann::json& j, const Config& c) {
   const ModelConfig& m = c.model;
   const TrainConfig& t = c.train;
   j = {{"name", c.name},
-       {"model", {{"vocab_size", m.vocab_size}, {"max_len", m.max_len}, {"d_model", m.d_model},
+       {"model", {{"vocab_size", m.vocab_size}, {"max_len", m.max_len}, {"architecture", name_of(m.architecture)},
+                  {"d_model", m.d_model}, {"hidden_size", m.hidden_size}, {"bidirectional", m.bidirectional},
                   {"num_heads", m.num_heads}, {"num_layers", m.num_layers}, {"dim_feedforward", m.dim_feedforward},
                   {"dropout", m.dropout}, {"activation", name_of(m.activation)}, {"norm_first", m.norm_first},
                   {"pooling", name_of(m.pooling)}, {"positional", name_of(m.positional)}, {"token_dropout", m.token_dropout},
@@ -166,7 +181,7 @@ namespace {
 // The keys a config.json may hold, per section; anything else is refused, so that a misspelt key is not
 // silently ignored.
 const std::map<std::string, std::set<std::string>> kKeys = {
-    {"model", {"vocab_size", "max_len", "d_model", "num_heads", "num_layers", "dim_feedforward", "dropout",
+    {"model", {"vocab_size", "max_len", "architecture", "hidden_size", "bidirectional", "d_model", "num_heads", "num_layers", "dim_feedforward", "dropout",
                "activation", "norm_first", "pooling", "num_classes", "positional", "token_dropout", "embedding_std",
                "ensemble", "subword_buckets", "subword_combine", "lexicon_weight", "embedding_norm", "qk_init_scale"}},
     {"train", {"epochs", "batch_size", "optimizer", "lr", "weight_decay", "label_smoothing", "warmup_epochs",
@@ -249,6 +264,9 @@ void from_json(const nlohmann::json& j, Config& c) {
   read_optional(j, "model", "lexicon_weight", m.lexicon_weight);
   read_optional(j, "model", "embedding_norm", m.embedding_norm);
   read_optional(j, "model", "qk_init_scale", m.qk_init_scale);
+  read_optional(j, "model", "architecture", m.architecture);
+  read_optional(j, "model", "hidden_size", m.hidden_size);
+  read_optional(j, "model", "bidirectional", m.bidirectional);
   read(j, "train", "epochs", t.epochs), read(j, "train", "batch_size", t.batch_size);
   read(j, "train", "optimizer", t.optimizer), read(j, "train", "lr", t.lr);
   read(j, "train", "weight_decay", t.weight_decay), read(j, "train", "label_smoothing", t.label_smoothing);

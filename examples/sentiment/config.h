@@ -17,6 +17,11 @@
 namespace sentiment {
 
 // The configuration's choices. Typed here; their names ("mean+max") appear only in config.json and errors.
+enum class Architecture {
+  transformer,  ///< a Transformer encoder with the key padding mask
+  lstm,         ///< an LSTM (PyTorch's nn.LSTM) over the valid steps of each sentence
+  gru,          ///< a GRU (PyTorch's nn.GRU), likewise
+};
 enum class Activation { relu, gelu };
 enum class Pooling {
   mean,      ///< over non-pad positions
@@ -45,6 +50,11 @@ enum class EnsembleData {
 /// `values`, an array of (value, name) pairs.
 template <class E>
 struct EnumNames;
+template <>
+struct EnumNames<Architecture> {
+  static constexpr std::pair<Architecture, std::string_view> values[] = {
+      {Architecture::transformer, "transformer"}, {Architecture::lstm, "lstm"}, {Architecture::gru, "gru"}};
+};
 template <>
 struct EnumNames<Activation> {
   static constexpr std::pair<Activation, std::string_view> values[] = {{Activation::relu, "relu"},
@@ -102,15 +112,22 @@ E parse_enum(const std::string& text, const std::string& field) {
   throw tg::ValueError(fmt::format("{} must be {}, got '{}'", field, allowed, tg::escape_bytes(text)));
 }
 
-/// The classifier: token + learned position embeddings, a Transformer encoder, pooling, a Dense head.
+/// The classifier: token + learned position embeddings, a Transformer encoder (or an LSTM or GRU),
+/// pooling, a Dense head.
 struct ModelConfig {
   int64_t vocab_size = 0;  ///< set from the vocabulary at training time
   int64_t max_len = 48;    ///< tokens kept per sentence (longer ones are truncated)
+  /// The network between the embeddings and the pooling. For lstm and gru, d_model is the width of the
+  /// token vectors (the RNN's input_size), num_layers the RNN's stacked layers and dropout also the dropout
+  /// between them; num_heads, dim_feedforward, activation, norm_first and qk_init_scale are the Transformer's.
+  Architecture architecture = Architecture::transformer;
   int64_t d_model = 64;
   int64_t num_heads = 4;
   int64_t num_layers = 2;
   int64_t dim_feedforward = 128;
   double dropout = 0.1;
+  int64_t hidden_size = 64;    ///< lstm and gru: the state's width H per direction
+  bool bidirectional = false;  ///< lstm and gru: a second RNN over the reversed sentence, outputs side by side
   Activation activation = Activation::relu;
   bool norm_first = false;          ///< pre-norm instead of PyTorch's default post-norm
   Pooling pooling = Pooling::mean;
@@ -192,6 +209,10 @@ inline constexpr int64_t kMaxEpochs = 1'000'000;
 /// The most parameters a model may have (4 GiB of f32 weights): a config.json asking for more is refused
 /// before anything is allocated.
 inline constexpr int64_t kMaxParameters = int64_t(1) << 30;
+
+/// The width of each token's vector after the network, before pooling: d_model for the Transformer,
+/// hidden_size times the directions (1 or 2) for an RNN.
+int64_t encoded_width(const ModelConfig& m);
 
 /// The number of parameters (elements of all weights) of the Classifier of `m`, from the config alone,
 /// without building it; as a double, so that absurd sizes do not overflow.

@@ -1,7 +1,7 @@
 // `sentiment export --model DIR --out model.onnx [--cases cases.json --data FILE]`: the classifier as an ONNX
 // model with inputs tokens (B, S) i64, pad_mask (B, S) bool and, with sub-words, subwords (B, S, N) i64, and
 // output logits (B, num_classes); B, S and N are dynamic. Network::forward (model.cpp) written in ONNX ops with
-// tg::onnx's layer emitters; --cases adds the test split in batches of several sizes with our logits, for
+// tg::onnx's layer emitters (an lstm or gru network as ONNX's LSTM or GRU over each sentence's length); --cases adds the test split in batches of several sizes with our logits, for
 // tools/onnx_check.sh to compare onnxruntime's with.
 #include "export_onnx.h"
 
@@ -79,9 +79,19 @@ std::string pool(GraphBuilder& g, const ModelConfig& c, const std::string& h, co
   return c.pooling == Pooling::mean_max ? g.op("Concat", {mean, max}, {{"axis", int64_t(1)}}) : mean;
 }
 
+// Each sentence's length (B) i32, its real tokens: the pad mask is true after them.
+std::string lengths(GraphBuilder& g, const std::string& pad_mask) {
+  std::string real = g.op("Cast", {g.op("Not", {pad_mask})}, {{"to", int64_t(ox::element_type(tg::i64))}});
+  return g.op("Cast", {ox::reduce_sum(g, real, {1}, false)}, {{"to", int64_t(::onnx::TensorProto_DataType_INT32)}});
+}
+
 std::string network(GraphBuilder& g, Network& net, const ModelConfig& c, const std::string& prefix, const Inputs& in) {
-  std::string h = ox::emit_encoder(g, ox::sublayer_as<tg::nn::Encoder>(net, "encoder"), prefix + "encoder.",
-                                   embed(g, net, c, prefix, in), {.key_padding_mask = in.pad_mask});
+  const std::string x = embed(g, net, c, prefix, in);  // (B, S, D)
+  std::string h = c.architecture == Architecture::transformer
+                      ? ox::emit_encoder(g, ox::sublayer_as<tg::nn::Encoder>(net, "encoder"), prefix + "encoder.", x,
+                                         {.key_padding_mask = in.pad_mask})
+                      : ox::emit_rnn(g, ox::sublayer_as<tg::nn::RNNBase>(net, "rnn"), prefix + "rnn.", x,
+                                     lengths(g, in.pad_mask));
   return ox::emit_dense(g, ox::sublayer_as<tg::nn::Dense>(net, "classifier"), prefix + "classifier.",
                         pool(g, c, h, in.pad_mask));
 }

@@ -94,8 +94,14 @@ int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed)
   fmt::print("data {}: {} training, {} validation, {} test sentences; vocabulary {} tokens\n", data, d.train.size(),
              d.val.size(), d.test.size(), d.vocab.size());
   if (config.model.lexicon_weight > 0) fmt::print("lexicon {}: {} words\n", in.lexicon, d.lexicon.size());
-  fmt::print("config '{}': d_model {}, {} heads, {} layers, {} epochs, seed {}\n", tg::escape_bytes(config.name),
-             config.model.d_model, config.model.num_heads, config.model.num_layers, config.train.epochs, o.seed);
+  const ModelConfig& mc = config.model;
+  if (mc.architecture == Architecture::transformer)
+    fmt::print("config '{}': d_model {}, {} heads, {} layers, {} epochs, seed {}\n", tg::escape_bytes(config.name),
+               mc.d_model, mc.num_heads, mc.num_layers, config.train.epochs, o.seed);
+  else
+    fmt::print("config '{}': {}{}, d_model {}, hidden_size {}, {} layers, {} epochs, seed {}\n", tg::escape_bytes(config.name),
+               mc.bidirectional ? "bidirectional " : "", name_of(mc.architecture), mc.d_model, mc.hidden_size,
+               mc.num_layers, config.train.epochs, o.seed);
   if (config.train.ensemble_data == EnsembleData::folds)
     fmt::print("an ensemble of {0} networks on {0} folds: network k trains on all but fold k of the training sentences; "
                "val acc is out-of-fold (each network on its own held-out fold)\n", config.model.ensemble);
@@ -230,6 +236,9 @@ int run_predict(const std::string& dir, const std::vector<std::string>& args) {
 int run_attend(const std::string& dir, const std::string& text, const std::string& out) {
   LoadedModel m = load_model(dir);
   check_binary(m.config, "model '" + dir + "'");
+  tg::check<tg::ValueError>(m.config.model.architecture == Architecture::transformer, "attend: model '{}' has architecture "
+                            "{}, which has no attention to draw; attend needs a transformer",
+                            tg::escape_bytes(dir), name_of(m.config.model.architecture));
   tg::check<tg::ValueError>(text.find_first_not_of(" \t\r\n") != std::string::npos, "attend: empty sentence");
   tg::NoGradGuard no_grad;
   std::vector<std::string> tokens = tokenize(text);

@@ -22,6 +22,20 @@ tg::nn::EncoderOptions encoder_options(const ModelConfig& c) {
           .final_norm = c.norm_first};  // a pre-norm stack needs a final norm, as in PyTorch practice
 }
 
+std::unique_ptr<tg::nn::Encoder> make_encoder(const ModelConfig& c) {
+  if (c.architecture != Architecture::transformer) return nullptr;
+  return std::make_unique<tg::nn::Encoder>(encoder_options(c));
+}
+
+// PyTorch's nn.LSTM / nn.GRU(d_model, hidden_size, num_layers, batch_first=True, dropout, bidirectional).
+std::unique_ptr<tg::nn::RNNBase> make_rnn(const ModelConfig& c) {
+  const tg::nn::RNNOptions o{.input_size = c.d_model, .hidden_size = c.hidden_size, .num_layers = c.num_layers,
+                             .batch_first = true, .dropout = c.dropout, .bidirectional = c.bidirectional};
+  if (c.architecture == Architecture::lstm) return std::make_unique<tg::nn::LSTM>(o);
+  if (c.architecture == Architecture::gru) return std::make_unique<tg::nn::GRU>(o);
+  return nullptr;
+}
+
 }  // namespace
 
 Network::Network(const ModelConfig& c)
@@ -29,8 +43,9 @@ Network::Network(const ModelConfig& c)
       token_embedding_({.num_embeddings = c.vocab_size, .embedding_dim = c.d_model, .padding_idx = 0}),
       position_embedding_({.num_embeddings = c.max_len, .embedding_dim = c.d_model}),
       dropout_(c.dropout),
-      encoder_(encoder_options(c)),
-      classifier_({.in_features = c.pooling == Pooling::mean_max ? 2 * c.d_model : c.d_model, .out_features = c.num_classes}) {
+      encoder_(make_encoder(c)),
+      rnn_(make_rnn(c)),
+      classifier_({.in_features = (c.pooling == Pooling::mean_max ? 2 : 1) * encoded_width(c), .out_features = c.num_classes}) {
   // Made after every other layer, so that without sub-words the random draws (and weights) are as before.
   if (c.subword_buckets > 0)
     subword_embedding_ = std::make_unique<tg::nn::Embedding>(
@@ -44,9 +59,9 @@ Network::Network(const ModelConfig& c)
       w.mul_(c.embedding_std);
     }
   // Sharper initial attention: q·k scales with the square of this factor (ModelConfig::qk_init_scale).
-  if (c.qk_init_scale != 1.0)
-    for (int64_t l = 0; l < encoder_.num_layers(); ++l) {
-      tg::Tensor qk = encoder_.layer(l).self_attn().in_proj_weight().value().slice(0, 0, 2 * c.d_model);  // (2D, D)
+  if (encoder_ && c.qk_init_scale != 1.0)
+    for (int64_t l = 0; l < encoder_->num_layers(); ++l) {
+      tg::Tensor qk = encoder_->layer(l).self_attn().in_proj_weight().value().slice(0, 0, 2 * c.d_model);  // (2D, D)
       qk.mul_(c.qk_init_scale);
     }
   register_layer("token_embedding", token_embedding_);
@@ -54,7 +69,8 @@ Network::Network(const ModelConfig& c)
   if (c.positional == Positional::learned) register_layer("position_embedding", position_embedding_);
   if (embedding_norm_) register_layer("embedding_norm", *embedding_norm_);
   register_layer("dropout", dropout_);  // no parameters, but it must follow train()/eval()
-  register_layer("encoder", encoder_);
+  if (encoder_) register_layer("encoder", *encoder_);
+  if (rnn_) register_layer("rnn", *rnn_);
   register_layer("classifier", classifier_);
 }
 
@@ -94,19 +110,24 @@ tg::Variable Network::pool(const tg::Variable& h, const tg::Tensor& pad_mask) co
   if (config_.pooling == Pooling::max) return max();
   tg::Tensor count = tg::sum(keep.to(h.dtype()), {1});      // (B, 1), >= 1: no sentence is empty
   tg::Variable mean = tg::sum(h * tg::Variable(keep.to(h.dtype())), {1}) / tg::Variable(count);
-  return config_.pooling == Pooling::mean_max ? tg::cat({mean, max()}, 1) : mean;  // (B, 2D) or (B, D)
+  return config_.pooling == Pooling::mean_max ? tg::cat({mean, max()}, 1) : mean;  // (B, 2W) or (B, W)
 }
 
 tg::Variable Network::forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask, const tg::Tensor& subwords) {
   tg::check<tg::ShapeError>(tokens.dim() == 2 && pad_mask.shape() == tokens.shape(),
                             "model: tokens {} and pad_mask {} must both be (B, S)", tokens.shape(), pad_mask.shape());
-  tg::Variable h = encoder_.forward(embed(tokens, subwords), {.key_padding_mask = pad_mask});  // (B, S, D)
-  return classifier_(pool(h, pad_mask));                                                        // (B, C)
+  const tg::Variable x = embed(tokens, subwords);  // (B, S, D)
+  // (B, S, W); the RNN skips the padding (its state stays, its output there is 0), so padding never enters it.
+  const tg::Variable h = encoder_ ? encoder_->forward(x, {.key_padding_mask = pad_mask})
+                                  : rnn_->forward(x, {.padding_mask = pad_mask}).output;
+  return classifier_(pool(h, pad_mask));  // (B, C)
 }
 
 std::vector<tg::Variable> Network::attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask,
                                              const tg::Tensor& subwords) {
-  return encoder_.forward_with_attention(embed(tokens, subwords), {.key_padding_mask = pad_mask}).attention;
+  tg::check<tg::ValueError>(encoder_ != nullptr, "model: a network of architecture {} has no attention "
+                            "weights (only a transformer has)", name_of(config_.architecture));
+  return encoder_->forward_with_attention(embed(tokens, subwords), {.key_padding_mask = pad_mask}).attention;
 }
 
 Classifier::Classifier(const ModelConfig& c) : config_(checked(c)) {

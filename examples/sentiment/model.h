@@ -1,7 +1,7 @@
 #pragma once
 // The sentiment classifier: token embedding + learned position embedding -> dropout -> Transformer
-// encoder (with the key padding mask) -> pooling over real tokens -> Dense to class logits; optionally an
-// ensemble of several such networks.
+// encoder (with the key padding mask), or an LSTM or GRU over each sentence's real tokens -> pooling over
+// real tokens -> Dense to class logits; optionally an ensemble of several such networks.
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,7 +26,8 @@ class Network : public tg::nn::Layer {
   /// (Batch::subwords; ValueError when missing or of another shape, ignored without sub-words)
   /// -> logits (B, num_classes).
   tg::Variable forward(const tg::Tensor& tokens, const tg::Tensor& pad_mask, const tg::Tensor& subwords = {});
-  /// The attention weights of every layer, each (B, H, S, S), for the same inputs.
+  /// The attention weights of every layer, each (B, H, S, S), for the same inputs. ValueError for an
+  /// lstm or gru network, which has none.
   std::vector<tg::Variable> attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask,
                                       const tg::Tensor& subwords = {});
   std::string type_name() const override { return "SentimentNetwork"; }
@@ -34,14 +35,17 @@ class Network : public tg::nn::Layer {
  private:
   using Layer::forward;  // the unary one, which throws: hidden on purpose (clang's -Woverloaded-virtual)
   tg::Variable embed(tg::Tensor tokens, tg::Tensor subwords);                 // (B, S, d_model)
-  tg::Variable pool(const tg::Variable& h, const tg::Tensor& pad_mask) const;  // (B, d_model)
+  tg::Variable pool(const tg::Variable& h, const tg::Tensor& pad_mask) const;  // (B, W) or (B, 2W)
 
   ModelConfig config_;
   tg::nn::Embedding token_embedding_, position_embedding_;
   std::unique_ptr<tg::nn::Embedding> subword_embedding_;  // (subword_buckets + 1, d_model), or null
   std::unique_ptr<tg::nn::LayerNorm> embedding_norm_;      // over d_model, or null
   tg::nn::Dropout dropout_;
-  tg::nn::Encoder encoder_;
+  // Exactly one of the two, by config.architecture; made here in the encoder's place among the layers, so
+  // that the Transformer's random draws (and weights) are as before.
+  std::unique_ptr<tg::nn::Encoder> encoder_;
+  std::unique_ptr<tg::nn::RNNBase> rnn_;  // tg::nn::LSTM or GRU, batch_first, registered as "rnn"
   tg::nn::Dense classifier_;
 };
 
@@ -76,6 +80,7 @@ class Classifier : public tg::nn::Layer {
   /// The ensemble's logits (as forward) from the members' logits.
   static tg::Variable combine(const std::vector<tg::Variable>& member_logits);
   /// The attention weights of every layer, each (B, H, S, S), for the same inputs; member by member.
+  /// ValueError for an lstm or gru model.
   std::vector<tg::Variable> attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask,
                                       const tg::Tensor& subwords = {});
   std::string type_name() const override { return "SentimentClassifier"; }

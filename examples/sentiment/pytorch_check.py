@@ -12,7 +12,8 @@ with subword_buckets for hashed character n-grams, whose vectors are averaged wi
 (or summed with it), and with lexicon_weight W, W times the bucket of each rated token's valence
 ("<afinn-3>", from the model's lexicon.tsv); with embedding_norm, nn.LayerNorm over that input;
 nn.Dropout, nn.TransformerEncoder of nn.TransformerEncoderLayer with batch_first=True, a final LayerNorm
-when norm_first, masked mean or max pooling or both side by side, nn.Linear; K of them with averaged probabilities for an
+when norm_first (or with architecture lstm or gru, nn.LSTM or nn.GRU with batch_first=True over each sentence's
+real tokens, packed with pack_padded_sequence), masked mean or max pooling or both side by side, nn.Linear; K of them with averaged probabilities for an
 ensemble), loads model.safetensors into it (parsed here by
 hand: 8-byte little-endian header length, JSON header, raw data; our parameter names are PyTorch's
 state_dict names), tokenizes the test split as the C++ program does, runs it in eval mode in float32, and
@@ -177,12 +178,31 @@ class Network(nn.Module):
         if m.get("embedding_norm", False):
             self.embedding_norm = nn.LayerNorm(D, eps=1e-5)
         self.dropout = nn.Dropout(m["dropout"])
-        layer = nn.TransformerEncoderLayer(D, m["num_heads"], m["dim_feedforward"], m["dropout"], m["activation"],
-                                           layer_norm_eps=1e-5, batch_first=True, norm_first=m["norm_first"])
-        self.encoder = nn.TransformerEncoder(layer, m["num_layers"], norm=nn.LayerNorm(D) if m["norm_first"] else None,
-                                             enable_nested_tensor=False)
+        architecture = m.get("architecture", "transformer")
+        if architecture == "transformer":
+            layer = nn.TransformerEncoderLayer(D, m["num_heads"], m["dim_feedforward"], m["dropout"], m["activation"],
+                                               layer_norm_eps=1e-5, batch_first=True, norm_first=m["norm_first"])
+            self.encoder = nn.TransformerEncoder(layer, m["num_layers"],
+                                                 norm=nn.LayerNorm(D) if m["norm_first"] else None,
+                                                 enable_nested_tensor=False)
+            width = D
+        else:  # "lstm" or "gru": the weights are nn.LSTM's / nn.GRU's state_dict ("rnn.weight_ih_l0", ...)
+            rnn = {"lstm": nn.LSTM, "gru": nn.GRU}[architecture]
+            between = m["dropout"] if m["num_layers"] > 1 else 0.0  # PyTorch warns of it with one layer
+            self.rnn = rnn(D, m["hidden_size"], m["num_layers"], batch_first=True, dropout=between,
+                           bidirectional=m["bidirectional"])
+            width = m["hidden_size"] * (2 if m["bidirectional"] else 1)
         self.subword_combine = m.get("subword_combine", "mean")
-        self.classifier = nn.Linear(2 * D if self.pooling == "mean+max" else D, m["num_classes"])
+        self.classifier = nn.Linear(2 * width if self.pooling == "mean+max" else width, m["num_classes"])
+
+    def contextual(self, x, pad_mask):  # (B, S, D), (B, S) bool -> (B, S, W)
+        if hasattr(self, "encoder"):
+            return self.encoder(x, src_key_padding_mask=pad_mask)
+        # Each sentence's real (leading) tokens only, as a packed sequence; padded steps come back as zeros.
+        lengths = (~pad_mask).sum(1).cpu()
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        h, _ = nn.utils.rnn.pad_packed_sequence(self.rnn(packed)[0], batch_first=True, total_length=x.shape[1])
+        return h
 
     def forward(self, tokens, pad_mask, subwords=None):  # (B, S) int64, (B, S) bool, (B, S, N) -> (B, C)
         x = self.token_embedding(tokens)                                                      # (B, S, D)
@@ -195,13 +215,13 @@ class Network(nn.Module):
         if hasattr(self, "embedding_norm"):
             x = self.embedding_norm(x)
         x = self.dropout(x)
-        h = self.encoder(x, src_key_padding_mask=pad_mask)                                    # (B, S, D)
+        h = self.contextual(x, pad_mask)                                                      # (B, S, W)
         keep = (~pad_mask).unsqueeze(2)                                                       # (B, S, 1)
-        largest = h.masked_fill(~keep, -1e9).amax(1)                                          # (B, D)
+        largest = h.masked_fill(~keep, -1e9).amax(1)                                          # (B, W)
         if self.pooling == "max":
             return self.classifier(largest)
         keep = keep.to(h.dtype)
-        mean = (h * keep).sum(1) / keep.sum(1)                                                # (B, D)
+        mean = (h * keep).sum(1) / keep.sum(1)                                                # (B, W)
         return self.classifier(torch.cat([mean, largest], 1) if self.pooling == "mean+max" else mean)
 
 
@@ -296,7 +316,8 @@ def main():
     with torch.no_grad(), warnings.catch_warnings():  # information only: PyTorch's two paths differ too
         warnings.simplefilter("ignore")  # "nested tensors are in prototype stage"
         for network in model.members if hasattr(model, "members") else [model.network]:
-            network.encoder.enable_nested_tensor = True
+            if hasattr(network, "encoder"):  # an RNN has no fast path
+                network.encoder.enable_nested_tensor = True
         fast = run(model, encoded)
     print(f"(PyTorch fast path vs tensorgrad: max difference {(fast - theirs).abs().max().item():.3e}, not checked)")
 

@@ -5,7 +5,7 @@
 # key bias (below); so do those of a global batch of 37 at np=2, whose last batch of 1 leaves rank 1 no rows,
 # and, to 1e-5, of an ensemble of 2 networks on folds (at np=2, members on 2 threads per rank, each rank a
 # share of each member's batches; one process trains them one after the other); rank 0 alone prints and writes; a checkpoint written by 2 ranks resumes in one process and one written by one
-# process at np=3, both ending with one process's weights; an error, on every rank or on one, ends the job with
+# process at np=3, both ending with one process's weights; an LSTM's at np=2 equal one process's to 1e-5; an error, on every rank or on one, ends the job with
 # the rank named.
 # Usage: sentiment_mpirun_test.sh path/to/sentiment mpiexec [mpiexec flags...]
 set -euo pipefail
@@ -61,6 +61,12 @@ mpirun_expect 0 "model written to folds2/" 2 2 train --data data.tsv --config fo
 # One query weight of member 0 differs by 3e-6 (7e-6 at np=3), the same with or without threads or clipping:
 # rounding that Adam scales up where the gradient is small, as for the key bias.
 weights_close folds1/model.safetensors folds2/model.safetensors 1e-5 'self_attn\.in_proj_bias' 8 16
+# An LSTM (model.architecture lstm, bidirectional): the same data-parallel path, every weight to 1e-5
+# (1.2e-6 seen: its longer chains of rounding, scaled by Adam).
+sed 's/"model": {/"model": {"architecture": "lstm", "hidden_size": 6, "bidirectional": true, /' tiny.json >lstm.json
+expect 0 "model written to lstm1/" train --data data.tsv --config lstm.json --out lstm1
+mpirun_expect 0 "model written to lstm2/" 2 1 train --data data.tsv --config lstm.json --out lstm2
+weights_close lstm1/model.safetensors lstm2/model.safetensors 1e-5
 # Stopped after 2 epochs at np=2, resumed in one process (data, config and seed from the checkpoint); and the
 # other way round at np=3.
 mpirun_expect 0 "model written to part/" 2 1 train --data data.tsv --config tiny.json --out part --epochs 2

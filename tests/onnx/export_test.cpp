@@ -1,5 +1,6 @@
-// tg::onnx: the ops each layer maps to, initializers named and valued as the state_dict, dynamic axes, eval-mode
-// export of a layer in train mode, and the errors for unmapped layers and bad inputs. That onnxruntime computes
+// tg::onnx: the ops each layer maps to (GRU and LSTM: their gate order), initializers named and valued as the
+// state_dict, dynamic axes, eval-mode export of a layer in train mode, and the errors for unmapped layers and
+// bad inputs. That onnxruntime computes
 // what we compute is checked by tools/onnx_check.sh (tests/onnx/sentiment_check.sh).
 #include <doctest/doctest.h>
 
@@ -190,4 +191,38 @@ TEST_CASE("ONNX's checker refuses a graph whose node types do not fit") {
 TEST_CASE("write_cases refuses a case whose tensor count differs from the names'") {
   CHECK_THROWS_WITH_AS(ox::write_cases("unused.json", {"a"}, {"y"}, {{{randn({2})}, {}}}),
                        "onnx cases: case 0 has 1 inputs and 0 outputs for 1 and 1 names", ValueError);
+}
+
+TEST_CASE("an LSTM and a GRU map to one ONNX node per layer, gates in ONNX's order, directions stacked") {
+  for (bool lstm : {true, false}) {
+    CAPTURE(lstm);
+    const nn::RNNOptions o{.input_size = 3, .hidden_size = 2, .num_layers = 2, .batch_first = true, .bidirectional = true};
+    std::unique_ptr<nn::RNNBase> rnn;
+    if (lstm) rnn = std::make_unique<nn::LSTM>(o);
+    else rnn = std::make_unique<nn::GRU>(o);
+    ox::GraphBuilder g("rnn");
+    ox::emit_rnn(g, *rnn, "rnn.", g.input("x", f32, {2, 5, 3}), "");  // (B, T, in), every sequence T long
+    const ::onnx::ModelProto m = g.model(17);
+    const std::vector<std::string> ops = op_types(m);
+    CHECK(std::count(ops.begin(), ops.end(), lstm ? "LSTM" : "GRU") == 2);
+    const ::onnx::TensorProto* W = initializer(m, "rnn.onnx_1.W");
+    REQUIRE(W != nullptr);
+    const int64_t G = lstm ? 4 : 3, H = 2, in = 2 * H;  // layer 1 reads both directions of layer 0
+    CHECK(std::vector<int64_t>(W->dims().begin(), W->dims().end()) == std::vector<int64_t>{2, G * H, in});
+    CHECK(initializer(m, "rnn.onnx_0.B")->dims(1) == 2 * G * H);  // b_ih, then b_hh
+    // ONNX's gate block 1 of direction 1 is PyTorch's o gate (block 3) for an LSTM, its r gate (block 0) for a GRU.
+    std::vector<float> w(size_t(W->raw_data().size() / sizeof(float)));
+    std::memcpy(w.data(), W->raw_data().data(), W->raw_data().size());
+    std::vector<float> torch;
+    for (const auto& entry : rnn->named_parameters())
+      if (entry.first == "weight_ih_l1_reverse") torch = entry.second.value().to_vector<float>();  // (G·H, in)
+    REQUIRE(torch.size() == size_t(G * H * in));
+    const int64_t from = (lstm ? 3 : 0) * H * in, at = G * H * in + 1 * H * in;
+    CHECK(std::vector<float>(w.begin() + at, w.begin() + at + H * in) ==
+          std::vector<float>(torch.begin() + from, torch.begin() + from + H * in));
+  }
+  nn::LSTM projected({.input_size = 3, .hidden_size = 4, .proj_size = 2});
+  ox::GraphBuilder g("rnn");
+  CHECK_THROWS_WITH_AS(ox::emit_rnn(g, projected, "rnn.", g.input("x", f32, {2, 4, 3}), ""),
+                       "onnx export: LSTM 'rnn.' has proj_size 2, which ONNX's LSTM has no form for", ValueError);
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `sentiment export` end to end: three small models trained for one epoch on the bundled data (one post-norm
+# `sentiment export` end to end: five small models trained for one epoch on the bundled data (one post-norm
 # network with relu, learned positions and mean pooling; a pre-norm gelu ensemble of two with sub-words, the
 # lexicon, the embedding LayerNorm, scaled query/key weights and mean+max pooling, as the default recipe; one
-# network with learned positions, summed sub-words and max pooling), each exported and run by onnxruntime (tools/onnx_check.sh) on the whole test split in batches
+# network with learned positions, summed sub-words and max pooling; a bidirectional two-layer LSTM and GRU,
+# each an ensemble of two with the recipe's inputs), each exported and run by onnxruntime (tools/onnx_check.sh) on the whole test split in batches
 # of 1 to 32 padded sentences: every logit within 1e-5 of ours. Exit status 77 (skipped) without node or npm.
 # Usage: sentiment_check.sh path/to/sentiment path/to/tools/onnx_check.sh
 set -euo pipefail
@@ -31,7 +32,12 @@ config '"activation": "gelu", "norm_first": true, "pooling": "mean+max", "positi
  "subword_buckets": 64, "lexicon_weight": 2, "embedding_norm": true, "qk_init_scale": 2' >recipe.json
 config '"activation": "relu", "norm_first": false, "pooling": "max", "positional": "learned", "subword_buckets": 64,
  "subword_combine": "sum"' >sum.json
-for name in plain recipe sum; do
+# A bidirectional two-layer LSTM and GRU with the default recipe's inputs, as ONNX's LSTM and GRU ops.
+rnn='"activation": "relu", "norm_first": false, "pooling": "mean+max", "positional": "none", "ensemble": 2,
+ "subword_buckets": 64, "lexicon_weight": 2, "embedding_norm": true, "hidden_size": 6, "bidirectional": true'
+config "$rnn, \"architecture\": \"lstm\"" >lstm.json
+config "$rnn, \"architecture\": \"gru\"" >gru.json
+for name in plain recipe sum lstm gru; do
   expect 0 "model written to $name/" train --config $name.json --out $name
   expect 0 "$name.onnx written (opset 17" export --model $name --out $name.onnx --cases $name.json.cases
   grep -qF "batches of the test split" out.txt || fail "export --cases wrote no cases"

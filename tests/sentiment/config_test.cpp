@@ -22,7 +22,10 @@ void check_same(const Config& a, const Config& b) {
   const ModelConfig &m = a.model, &n = b.model;
   CHECK(m.vocab_size == n.vocab_size);
   CHECK(m.max_len == n.max_len);
+  CHECK(m.architecture == n.architecture);
   CHECK(m.d_model == n.d_model);
+  CHECK(m.hidden_size == n.hidden_size);
+  CHECK(m.bidirectional == n.bidirectional);
   CHECK(m.num_heads == n.num_heads);
   CHECK(m.num_layers == n.num_layers);
   CHECK(m.dim_feedforward == n.dim_feedforward);
@@ -107,8 +110,9 @@ TEST_CASE("Config JSON round trip keeps every field, through text") {
   }
   Config custom;  // every field away from its default
   custom.name = "custom-1";
-  custom.model = {.vocab_size = 99, .max_len = 17, .d_model = 24, .num_heads = 3, .num_layers = 5,
-                  .dim_feedforward = 40, .dropout = 0.123456789, .activation = Activation::gelu, .norm_first = true,
+  custom.model = {.vocab_size = 99, .max_len = 17, .architecture = Architecture::gru, .d_model = 24, .num_heads = 3,
+                  .num_layers = 5, .dim_feedforward = 40, .dropout = 0.123456789, .hidden_size = 33,
+                  .bidirectional = true, .activation = Activation::gelu, .norm_first = true,
                   .pooling = Pooling::max, .positional = Positional::none, .token_dropout = 0.25, .embedding_std = 0.0625, .num_classes = 3,
                   .ensemble = 4, .subword_buckets = 8192, .subword_combine = SubwordCombine::sum, .lexicon_weight = 5,
                   .embedding_norm = true, .qk_init_scale = 2.5};
@@ -204,6 +208,7 @@ struct ChoiceCase {
   const char* allowed;
 };
 const ChoiceCase kChoices[] = {
+    {"model", "architecture", "transformer, lstm or gru"},
     {"model", "activation", "relu or gelu"},        {"model", "pooling", "mean, max or mean+max"},
     {"model", "positional", "learned or none"},     {"model", "subword_combine", "mean or sum"},
     {"train", "optimizer", "adam or adamw"},        {"train", "schedule", "cosine or constant"},
@@ -226,8 +231,9 @@ TEST_CASE("Config from JSON refuses an unknown choice, listing the allowed names
   nlohmann::json j = config_by_name("reference");
   j["model"]["pooling"] = "mean+max", j["model"]["activation"] = "gelu", j["model"]["positional"] = "none";
   j["model"]["subword_combine"] = "sum", j["train"]["optimizer"] = "adamw", j["train"]["schedule"] = "cosine";
-  j["train"]["ensemble_data"] = "folds";
+  j["train"]["ensemble_data"] = "folds", j["model"]["architecture"] = "lstm";
   const Config c = j.get<Config>();
+  CHECK(c.model.architecture == Architecture::lstm);
   CHECK(c.model.pooling == Pooling::mean_max);
   CHECK(c.model.activation == Activation::gelu);
   CHECK(c.model.positional == Positional::none);
@@ -278,6 +284,49 @@ TEST_CASE("Config from JSON without embedding_norm (an older model directory) re
   CHECK_FALSE(j.get<Config>().model.embedding_norm);
   j["model"]["embedding_norm"] = 1.5;
   CHECK_THROWS_WITH_AS(j.get<Config>(), doctest::Contains("'model.embedding_norm'"), tg::ValueError);
+}
+
+TEST_CASE("Config from JSON without architecture, hidden_size, bidirectional (an older model directory): a transformer") {
+  nlohmann::json j = config_by_name("default");
+  j["model"]["architecture"] = "gru", j["model"]["hidden_size"] = 12, j["model"]["bidirectional"] = true;
+  Config c = j.get<Config>();
+  CHECK(c.model.architecture == Architecture::gru);
+  CHECK(c.model.hidden_size == 12);
+  CHECK(c.model.bidirectional);
+  for (const char* key : {"architecture", "hidden_size", "bidirectional"}) j["model"].erase(key);
+  c = j.get<Config>();
+  CHECK(c.model.architecture == Architecture::transformer);
+  CHECK(c.model.hidden_size == 64);
+  CHECK_FALSE(c.model.bidirectional);
+  j["model"]["bidirectional"] = "yes";
+  CHECK_THROWS_WITH_AS(j.get<Config>(), "config: missing or invalid 'model.bidirectional'", tg::ValueError);
+}
+
+TEST_CASE("an RNN config: hidden_size in range; num_heads need not divide d_model; encoded_width") {
+  ModelConfig m;
+  m.architecture = Architecture::lstm, m.num_heads = 5, m.hidden_size = 16;
+  CHECK_NOTHROW(check_model_config(m));
+  CHECK(encoded_width(m) == 16);
+  m.bidirectional = true;
+  CHECK(encoded_width(m) == 32);
+  m.hidden_size = 0;
+  CHECK_THROWS_WITH_AS(check_model_config(m), "model: hidden_size must be in [1, 1048576], got 0", tg::ValueError);
+  m.architecture = Architecture::transformer, m.hidden_size = 16;
+  CHECK(encoded_width(m) == 64);  // d_model
+  CHECK_THROWS_WITH_AS(check_model_config(m), "model: d_model 64 is not divisible by num_heads 5", tg::ValueError);
+}
+
+TEST_CASE("the committed RNN configs (examples/sentiment/configs) read and pass the checks") {
+  for (const char* name : {"lstm", "gru"}) {
+    CAPTURE(name);
+    const std::string path = std::string(SENTIMENT_DATA_DIR) + "/../configs/" + name + ".json";
+    const Config c = nlohmann::json::parse(tg::read_file(path, 1 << 20, "test")).get<Config>();
+    CHECK_NOTHROW(check_config(c));
+    CHECK(name_of(c.model.architecture) == name);
+    CHECK(c.model.bidirectional);
+    CHECK(c.model.hidden_size == 64);
+    CHECK(c.train.epochs == 4);
+  }
 }
 
 TEST_CASE("Config from JSON without qk_init_scale (an older model directory) reads it as 1: Xavier's start") {

@@ -47,12 +47,15 @@ TrainResult train_tiny(const TempDir& dir, const std::string& out, Config c = se
 TEST_CASE("parameter_count is the number of weights of the model built from the config") {
   ModelConfig base = sentiment_test::tiny_config().model;
   base.vocab_size = 30;
-  for (int variant = 0; variant < 5; ++variant) {
+  for (int variant = 0; variant < 8; ++variant) {
     ModelConfig c = base;
     if (variant == 1) c.norm_first = true, c.pooling = Pooling::mean_max;
     if (variant == 2) c.positional = Positional::learned, c.num_layers = 3;
     if (variant == 3) c.subword_buckets = 0, c.lexicon_weight = 0, c.ensemble = 2;
     if (variant == 4) c.num_classes = 5, c.dim_feedforward = 7, c.embedding_norm = true;
+    if (variant == 5) c.architecture = Architecture::lstm, c.hidden_size = 5, c.num_layers = 3;
+    if (variant == 6) c.architecture = Architecture::gru, c.bidirectional = true, c.pooling = Pooling::mean_max;
+    if (variant == 7) c.architecture = Architecture::lstm, c.bidirectional = true, c.ensemble = 2;
     CAPTURE(variant);
     CHECK(parameter_count(c) == double(numel_of(Classifier(c))));
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -388,4 +389,55 @@ TEST_CASE("subword_combine sum adds the n-gram vectors to the word's: zero n-gra
     if (combine == SubwordCombine::sum) CHECK(diff == 0);
     else CHECK(diff > 1e-4);  // the mean divides the word vector by 1 + its n-grams
   }
+}
+
+TEST_CASE("an lstm or gru network: PyTorch's names under rnn., the classifier reads directions x hidden_size") {
+  for (Architecture a : {Architecture::lstm, Architecture::gru}) {
+    CAPTURE(name_of(a));
+    ModelConfig c = tiny(Pooling::mean_max);
+    c.architecture = a, c.hidden_size = 5, c.bidirectional = true;
+    Classifier model(c);
+    std::map<std::string, tg::Shape> shapes;
+    for (const auto& [name, p] : model.named_parameters()) shapes[name] = p.shape();
+    const int64_t G = a == Architecture::lstm ? 4 : 3;
+    CHECK(shapes.at("rnn.weight_ih_l0") == tg::Shape{G * 5, 8});             // (G·H, d_model)
+    CHECK(shapes.at("rnn.weight_ih_l1_reverse") == tg::Shape{G * 5, 2 * 5});  // (G·H, 2H): both directions
+    CHECK(shapes.at("rnn.weight_hh_l1") == tg::Shape{G * 5, 5});
+    CHECK(shapes.at("rnn.bias_hh_l0_reverse") == tg::Shape{G * 5});
+    CHECK(shapes.at("classifier.weight") == tg::Shape{2, 2 * 2 * 5});  // (mean, max) of 2 directions of H
+    CHECK(std::none_of(shapes.begin(), shapes.end(), [](const auto& s) { return s.first.rfind("encoder.", 0) == 0; }));
+    CHECK(shapes.size() == 2 * 2 * 4 + 4);  // 2 layers x 2 directions x 4 tensors; 2 embeddings; classifier w, b
+  }
+}
+
+TEST_CASE("padding does not change an lstm's or gru's logits: padded steps never enter the state") {
+  const std::vector<Encoded> data = {{{4, 9, 3}, 1}, {{2, 5, 7, 11, 13, 6, 8}, 0}, {{17}, 0}};
+  for (Architecture a : {Architecture::lstm, Architecture::gru}) {
+    for (Pooling pooling : {Pooling::mean, Pooling::max, Pooling::mean_max}) {
+      CAPTURE(name_of(a));
+      CAPTURE(pooling);
+      tg::manual_seed(3);
+      ModelConfig c = tiny(pooling);
+      c.architecture = a, c.hidden_size = 6, c.bidirectional = true;
+      Classifier model(c);
+      model.eval();
+      tg::NoGradGuard no_grad;
+      Batch padded = make_batch(data, {1, 0, 2});
+      tg::Tensor p = model.forward(padded.tokens, padded.pad_mask).value();  // (3, 2), row 1 is sentence 0
+      for (int64_t row : {1, 2}) {
+        const Batch alone = make_batch(data, {row == 1 ? 0 : 2});
+        CHECK(max_abs_diff(model.forward(alone.tokens, alone.pad_mask).value(), p.slice(0, row, row + 1)) <= 1e-6);
+      }
+    }
+  }
+}
+
+TEST_CASE("an lstm network has no attention weights to show") {
+  ModelConfig c = tiny();
+  c.architecture = Architecture::lstm;
+  Classifier model(c);
+  Batch b = make_batch({{{2, 3}, 0}}, {0});
+  CHECK_THROWS_WITH_AS(model.attention(b.tokens, b.pad_mask),
+                       "model: a network of architecture lstm has no attention weights (only a transformer has)",
+                       tg::ValueError);
 }
