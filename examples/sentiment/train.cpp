@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <numbers>
 #include <optional>
 
@@ -303,10 +304,32 @@ std::string nonfinite_gradient(const Classifier& model) {
   return "";
 }
 
+// Per parameter of r.model (parameters()' order): the rows of its embedding tables that this step's batches can
+// give a gradient (Network::embedding_rows of member k's whole batch), and std::nullopt (the whole gradient) for
+// every other parameter. Every rank holds the whole batches, so the ranks agree on them without a word.
+std::vector<std::optional<std::vector<int64_t>>> touched_rows(Run& r, const std::vector<const Batch*>& batches) {
+  std::map<std::string, std::vector<int64_t>> rows;
+  for (int64_t k = 0; k < r.model.num_members(); ++k) {
+    const Batch* b = batches[size_t(k)];
+    if (b == nullptr) continue;  // its gradients are undefined, skipped
+    const std::string prefix = r.model.num_members() > 1 ? fmt::format("members.{}.", k) : "";
+    for (auto& [name, ids] : r.model.member(k).embedding_rows(b->tokens, b->subwords))
+      rows[prefix + name] = std::move(ids);
+  }
+  std::vector<std::optional<std::vector<int64_t>>> out;
+  for (const auto& named : r.model.named_parameters()) {
+    const auto it = rows.find(named.first);
+    out.push_back(it == rows.end() ? std::nullopt : std::optional(std::move(it->second)));
+  }
+  return out;
+}
+
 // One training step: member k on batches[k] (nullptr: that member has no batch at this step), the members
 // side by side on the threads; under mpirun each on its share of the batch, the gradients then averaged over
-// the ranks on this thread. Returns what was not finite (and the step is not applied), or "": the same on
-// every rank, as it is decided on the sums over the ranks.
+// the ranks on this thread, of the embedding tables only the rows the step's whole batches touched (the others
+// are 0 on every rank: the same mean at a third of the 7.5 MB of the default configuration). Returns what was
+// not finite (and the step is not applied), or "": the same on every rank, as it is decided on the sums over
+// the ranks.
 std::string train_step(Run& r, const std::vector<const Batch*>& batches, double& loss_sum, int64_t& correct,
                        int64_t& seen) {
   const TrainConfig& t = r.config.train;
@@ -352,7 +375,7 @@ std::string train_step(Run& r, const std::vector<const Batch*>& batches, double&
     member_correct += int64_t(totals[i + 1]), member_seen += int64_t(totals[i + 2]);
     i += 3;
   }
-  if (par != nullptr) par->average_gradients(r.model.parameters());
+  if (par != nullptr) par->average_gradients(r.model.parameters(), touched_rows(r, batches));
   if (std::string bad = nonfinite_gradient(r.model); !bad.empty())
     return fmt::format("{} (loss {:.6g})", bad, mean_loss);
   if (t.clip_grad_norm > 0) tg::optim::clip_grad_norm(r.model.parameters(), t.clip_grad_norm);
