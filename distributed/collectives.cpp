@@ -46,6 +46,11 @@ int64_t row_size(const RowSelection& part, size_t i, DType dtype) {
   return t.size(0) == 0 ? 0 : t.numel() / t.size(0);
 }
 
+template <class T>
+void divide(T* x, int64_t n, T by) {
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] / by;
+}
+
 // FNV-1a over every part's shape and selected rows: what the ranks must agree on besides the buffer's size.
 int64_t selection_hash(const std::vector<RowSelection>& parts) {
   uint64_t h = 1469598103934665603ull;
@@ -73,7 +78,10 @@ void allreduce_rows(const std::vector<RowSelection>& parts, ReduceOp op) {
   }
   check<DTypeError>(op == ReduceOp::sum || is_floating(dtype), "allreduce_rows: mean of {} tensors; mean takes f32 "
                     "or f64", dtype);
-  const Tensor buffer = empty({total}, dtype);
+  // Kept between calls (MPI runs on one thread): a new buffer of a few MB each step costs its page faults.
+  thread_local Tensor kept;
+  if (!kept.defined() || kept.dtype() != dtype || kept.numel() < total) kept = empty({total}, dtype);
+  const Tensor buffer = kept.narrow(0, 0, total);
   const size_t width = dtype_size(dtype);
   // Moves each part's selected rows between its tensor and the buffer, in order.
   auto move = [&](bool gather) {
@@ -97,7 +105,10 @@ void allreduce_rows(const std::vector<RowSelection>& parts, ReduceOp op) {
   detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, detail::data_of(buffer), detail::mpi_count(buffer, "allreduce_rows"),
                                   detail::mpi_type(dtype, "allreduce_rows"), MPI_SUM, MPI_COMM_WORLD),
                     "allreduce_rows", "MPI_Allreduce");
-  if (op == ReduceOp::mean) Tensor(buffer).copy_(buffer / double(world_size()));  // as allreduce's mean
+  if (op == ReduceOp::mean) {  // x / n, rounded as allreduce's mean (a tensor divided by a scalar of its dtype)
+    if (dtype == DType::f32) divide(buffer.data<float>(), total, float(world_size()));
+    else divide(buffer.data<double>(), total, double(world_size()));
+  }
   move(false);
   for (const RowSelection& part : parts) ++part.tensor.storage()->version;
 }

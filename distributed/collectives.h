@@ -33,6 +33,8 @@ struct RowSelection {
 /// ValueError naming the first rank that differs otherwise, on every rank). The tensors are contiguous, of
 /// one dtype (f32, f64, i64), at least 1-D: ValueError / DTypeError naming the tensor otherwise, and for a
 /// row outside [0, size(0)) or out of order (thrown before any communication, so on the ranks passing it).
+/// The buffer (the largest so far) is kept for the next call on the thread: a new one of a few MB each
+/// training step would cost its page faults.
 void allreduce_rows(const std::vector<RowSelection>& parts, ReduceOp op = ReduceOp::sum);
 /// Every rank's t stacked in rank order: shape (world_size(), ...t's shape) (MPI_Allgather). t may be
 /// non-contiguous (it is read, not written). ShapeError / DTypeError as broadcast's.
