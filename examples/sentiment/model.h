@@ -33,8 +33,8 @@ class Network : public tg::nn::Layer {
   /// The rows of the embedding tables whose gradient a training forward on these inputs (a batch, or the
   /// union of the ranks' shares of it) can make non-zero: the token ids present with <pad> and <unk> (word
   /// dropout), the sub-word buckets present with row 0; each ascending. Keyed by parameter name
-  /// ("token_embedding.weight", "subword_embedding.weight" with sub-words); the position embedding, every
-  /// row of which a batch of max_len tokens reaches, is left out (dense, as the other parameters).
+  /// ("token_embedding.weight", "subword_embedding.weight" with sub-words); the small position embedding is
+  /// left out (averaged whole, as the other parameters). ValueError for an id outside its table.
   std::map<std::string, std::vector<int64_t>> embedding_rows(const tg::Tensor& tokens,
                                                              const tg::Tensor& subwords = {}) const;
   std::string type_name() const override { return "SentimentNetwork"; }
