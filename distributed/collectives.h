@@ -22,8 +22,8 @@ void allreduce(const Tensor& t, ReduceOp op = ReduceOp::sum);
 /// One tensor of allreduce_rows: its rows (indices into dim 0, strictly ascending) to reduce, or with
 /// rows = std::nullopt all of it.
 struct RowSelection {
-  Tensor tensor;
-  std::optional<std::vector<int64_t>> rows;
+  Tensor tensor;                              ///< contiguous, at least 1-D; reduced in place
+  std::optional<std::vector<int64_t>> rows;  ///< strictly ascending indices into dim 0; nullopt: every row
 };
 /// allreduce (sum or mean) of the selected rows of several tensors at once: they are gathered into one
 /// buffer, reduced with one MPI_Allreduce behind one agreement check, and scattered back; the other rows are
