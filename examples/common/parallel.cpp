@@ -42,9 +42,14 @@ class MpiParallel final : public Parallel {
     dist::allreduce(t, dist::ReduceOp::sum);
     return t.to_vector<double>();
   }
-  void average_gradients(const std::vector<tg::Variable>& params) override {
-    for (const tg::Variable& p : params)
-      if (const tg::Tensor g = p.grad(); g.defined()) dist::allreduce(g, dist::ReduceOp::mean);
+  void average_gradients(const std::vector<tg::Variable>& params,
+                         const std::vector<std::optional<std::vector<int64_t>>>& rows) override {
+    tg::check<tg::ValueError>(rows.empty() || rows.size() == params.size(), "average_gradients: rows for {} "
+                              "parameters, given {}", params.size(), rows.size());
+    std::vector<dist::RowSelection> parts;
+    for (size_t i = 0; i < params.size(); ++i)
+      if (const tg::Tensor g = params[i].grad(); g.defined()) parts.push_back({g, rows.empty() ? std::nullopt : rows[i]});
+    if (!parts.empty()) dist::allreduce_rows(parts, dist::ReduceOp::mean);
   }
   [[noreturn]] void abort(int status) override { dist::abort(status); }
 

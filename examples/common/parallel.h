@@ -5,6 +5,7 @@
 // parallel.cpp implements it on tg::distributed.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <tensorgrad/tensorgrad.h>
@@ -29,10 +30,14 @@ class Parallel {
   /// (tg::ShapeError naming the rank otherwise).
   virtual std::vector<double> sum(const std::vector<double>& xs) = 0;
   /// Replaces each parameter's gradient by its mean over the ranks, on the calling thread (MPI is
-  /// initialised for the main thread only), with one blocking allreduce per gradient: for a loop whose
-  /// backwards run on other threads, where attach()'s hooks cannot. Parameters without a gradient are
-  /// skipped; they must be the same on every rank (ShapeError from the collective otherwise).
-  virtual void average_gradients(const std::vector<tg::Variable>& params) = 0;
+  /// initialised for the main thread only), all in one blocking allreduce (tg::distributed::allreduce_rows):
+  /// for a loop whose backwards run on other threads, where attach()'s hooks cannot. Of params[i] only the
+  /// rows rows[i] (ascending indices into dim 0) when rows[i] is given, its other rows being 0 on every rank
+  /// (an embedding table's rows no rank's batch looked up); rows may be empty (every gradient whole), else
+  /// has one entry per parameter (ValueError). Parameters without a gradient are skipped; they must be the
+  /// same on every rank, as must the rows (ShapeError / ValueError from the collective otherwise).
+  virtual void average_gradients(const std::vector<tg::Variable>& params,
+                                 const std::vector<std::optional<std::vector<int64_t>>>& rows) = 0;
   /// Ends the whole job with this exit status (MPI_Abort): for an error on one rank, so that the others do
   /// not wait for it forever in a collective.
   [[noreturn]] virtual void abort(int status) = 0;

@@ -130,6 +130,36 @@ std::vector<tg::Variable> Network::attention(const tg::Tensor& tokens, const tg:
   return encoder_->forward_with_attention(embed(tokens, subwords), {.key_padding_mask = pad_mask}).attention;
 }
 
+namespace {
+
+// The distinct values of an i64 tensor of ids in [0, rows) together with `extra`, ascending (a mark per row:
+// linear, where sorting the ~10^4 sub-word ids of a batch took longer).
+std::vector<int64_t> distinct_ids(const tg::Tensor& ids, int64_t rows, std::initializer_list<int64_t> extra) {
+  std::vector<char> seen(size_t(rows), 0);
+  const tg::Tensor c = ids.contiguous();
+  const int64_t* p = c.data<int64_t>();
+  for (int64_t i = 0; i < c.numel(); ++i) {
+    tg::check<tg::ValueError>(p[i] >= 0 && p[i] < rows, "model: id {} outside an embedding table of {} rows", p[i], rows);
+    seen[size_t(p[i])] = 1;
+  }
+  for (int64_t e : extra)
+    if (e < rows) seen[size_t(e)] = 1;
+  std::vector<int64_t> out;
+  for (int64_t r = 0; r < rows; ++r)
+    if (seen[size_t(r)]) out.push_back(r);
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, std::vector<int64_t>> Network::embedding_rows(const tg::Tensor& tokens,
+                                                                    const tg::Tensor& subwords) const {
+  std::map<std::string, std::vector<int64_t>> out;
+  out["token_embedding.weight"] = distinct_ids(tokens, config_.vocab_size, {Vocab::kPad, Vocab::kUnk});
+  if (subword_embedding_) out["subword_embedding.weight"] = distinct_ids(subwords, config_.subword_buckets + 1, {0});
+  return out;
+}
+
 Classifier::Classifier(const ModelConfig& c) : config_(checked(c)) {
   for (int64_t k = 0; k < c.ensemble; ++k) members_.push_back(std::make_unique<Network>(c));
   if (c.ensemble > 1) {

@@ -3,6 +3,7 @@
 // encoder (with the key padding mask), or an LSTM or GRU over each sentence's real tokens -> pooling over
 // real tokens -> Dense to class logits; optionally an ensemble of several such networks.
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,13 @@ class Network : public tg::nn::Layer {
   /// lstm or gru network, which has none.
   std::vector<tg::Variable> attention(const tg::Tensor& tokens, const tg::Tensor& pad_mask,
                                       const tg::Tensor& subwords = {});
+  /// The rows of the embedding tables whose gradient a training forward on these inputs (a batch, or the
+  /// union of the ranks' shares of it) can make non-zero: the token ids present with <pad> and <unk> (word
+  /// dropout), the sub-word buckets present with row 0; each ascending. Keyed by parameter name
+  /// ("token_embedding.weight", "subword_embedding.weight" with sub-words); the small position embedding is
+  /// left out (averaged whole, as the other parameters). ValueError for an id outside its table.
+  std::map<std::string, std::vector<int64_t>> embedding_rows(const tg::Tensor& tokens,
+                                                             const tg::Tensor& subwords = {}) const;
   std::string type_name() const override { return "SentimentNetwork"; }
 
  private:

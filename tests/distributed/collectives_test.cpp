@@ -74,3 +74,42 @@ TEST_CASE("a shape, dtype or root that differs between ranks is the same error o
   allreduce(ones_sum);
   CHECK(ones_sum.to_vector<double>() == std::vector<double>{double(world_size()), double(world_size())});
 }
+
+TEST_CASE("allreduce_rows reduces the selected rows of several tensors at once, as allreduce does the whole") {
+  const double n = world_size();
+  for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean}) {
+    CAPTURE(int(op));
+    // An embedding-like gradient (5, 2) whose rows 1 and 3 hold each rank's values, the rest 0 everywhere;
+    // a dense (3,) beside it; a (2, 2) of which no row is selected (left as it is).
+    const Tensor table = zeros({5, 2});
+    table.select(0, 1).copy_(tensor({double(rank()), 1.0}));
+    table.select(0, 3).copy_(tensor({2.0 * rank() + 1, -0.5}));
+    const Tensor dense = tensor({1.0, double(rank()), 3.0}), untouched = full({2, 2}, double(rank()));
+    const Tensor whole = table.clone(), whole_dense = dense.clone();
+    allreduce(whole, op), allreduce(whole_dense, op);
+    allreduce_rows({{table, std::vector<int64_t>{1, 3}}, {dense, std::nullopt}, {untouched, std::vector<int64_t>{}}},
+                   op);
+    CHECK(table.to_vector<double>() == whole.to_vector<double>());
+    CHECK(dense.to_vector<double>() == whole_dense.to_vector<double>());
+    CHECK(untouched.to_vector<double>() == std::vector<double>(4, double(rank())));
+    const double k = op == ReduceOp::sum ? 1 : 1 / n;  // Σ r = n(n-1)/2, Σ (2r+1) = n²
+    CHECK(table.to_vector<double>() == std::vector<double>{0, 0, k * n * (n - 1) / 2, k * n, 0, 0, k * n * n,
+                                                           -0.5 * k * n, 0, 0});
+  }
+}
+
+TEST_CASE("allreduce_rows refuses rows out of range or order, mixed dtypes, and another selection on a rank") {
+  const Tensor t = zeros({4, 2});
+  CHECK_THROWS_WITH_AS(allreduce_rows({{t, std::vector<int64_t>{0, 4}}}),
+                       "allreduce_rows: row 4 of tensor 0 (shape (4, 2)) is outside [0, 4)", ValueError);
+  CHECK_THROWS_WITH_AS(allreduce_rows({{t, std::vector<int64_t>{2, 2}}}),
+                       "allreduce_rows: the rows of tensor 0 are not strictly ascending: 2 after 2", ValueError);
+  CHECK_THROWS_WITH_AS(allreduce_rows({{t, std::nullopt}, {zeros({2}, DType::f64), std::nullopt}}),
+                       "allreduce_rows: tensor 1 is f64 but tensor 0 is f32; one buffer takes one dtype", DTypeError);
+  if (world_size() < 2) return;
+  const std::vector<int64_t> rows = rank() == 1 ? std::vector<int64_t>{0, 3} : std::vector<int64_t>{0, 2};
+  CHECK_THROWS_WITH_AS(allreduce_rows({{t, rows}}), doctest::Contains("on rank 1 but"), ValueError);
+  const std::vector<int64_t> fewer = rank() == 1 ? std::vector<int64_t>{0} : std::vector<int64_t>{0, 1};
+  CHECK_THROWS_WITH_AS(allreduce_rows({{t, fewer}}),
+                       doctest::Contains("has shape (2,) on rank 1 but (4,) on rank 0"), ShapeError);
+}

@@ -441,3 +441,36 @@ TEST_CASE("an lstm network has no attention weights to show") {
                        "model: a network of architecture lstm has no attention weights (only a transformer has)",
                        tg::ValueError);
 }
+
+TEST_CASE("embedding_rows: the only embedding rows a training backward gives a gradient, ascending") {
+  const Vocab vocab = Vocab::build({{"the", "film", "was", "good", "bad", "plot", "dull"}});
+  ModelConfig c = with_subwords(64);
+  c.vocab_size = vocab.size(), c.token_dropout = 0.5;  // <unk> and row 0 of the n-grams from word dropout
+  tg::manual_seed(10);
+  Network net(c);
+  net.train();
+  const Batch b = make_batch(encode_all({{"the film was good", 1, ""}, {"dull plot", 0, ""}}, vocab, c.max_len, 64),
+                             {0, 1});
+  const std::map<std::string, std::vector<int64_t>> rows = net.embedding_rows(b.tokens, b.subwords);
+  REQUIRE(rows.size() == 2);
+  std::vector<int64_t> tokens = b.tokens.to_vector<int64_t>(), buckets = b.subwords.to_vector<int64_t>();
+  tokens.insert(tokens.end(), {Vocab::kPad, Vocab::kUnk}), buckets.push_back(0);
+  for (std::vector<int64_t>* v : {&tokens, &buckets}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  CHECK(rows.at("token_embedding.weight") == tokens);
+  CHECK(rows.at("subword_embedding.weight") == buckets);
+  CHECK(tokens.size() < size_t(vocab.size()));  // "bad" is left out
+  tg::cross_entropy(net.forward(b.tokens, b.pad_mask, b.subwords), b.labels).backward();
+  for (const auto& named : net.named_parameters()) {  // every other row's gradient is 0
+    if (rows.count(named.first) == 0) continue;
+    CAPTURE(named.first);
+    const std::vector<int64_t>& listed = rows.at(named.first);
+    const tg::Tensor g = named.second.grad();
+    REQUIRE(g.defined());
+    for (int64_t r = 0; r < g.size(0); ++r)
+      if (!std::binary_search(listed.begin(), listed.end(), r))
+        CHECK(g.select(0, r).to_vector<float>() == std::vector<float>(size_t(c.d_model), 0.0f));
+  }
+}
