@@ -64,10 +64,10 @@ weights_close folds1/model.safetensors folds2/model.safetensors 1e-5 'self_attn\
 # Stopped after 2 epochs at np=2, resumed in one process (data, config and seed from the checkpoint); and the
 # other way round at np=3.
 mpirun_expect 0 "model written to part/" 2 1 train --data data.tsv --config tiny.json --out part --epochs 2
-expect 0 "resuming from part/checkpoint.safetensors: 2 of 4 epochs done" train --resume part --epochs 4
+expect 0 "resuming from part/checkpoint-2.safetensors: 2 of 4 epochs done" train --resume part --epochs 4
 close one/model.safetensors part/model.safetensors
 expect 0 "model written to back/" train --data data.tsv --config tiny.json --out back --epochs 2
-mpirun_expect 0 "resuming from back/checkpoint.safetensors: 2 of 4 epochs done" 3 1 train --resume back --epochs 4
+mpirun_expect 0 "resuming from back/checkpoint-2.safetensors: 2 of 4 epochs done" 3 1 train --resume back --epochs 4
 close one/model.safetensors back/model.safetensors
 mpirun_expect 1 "of 2: read_examples: cannot open 'missing.tsv'" 2 1 train --data missing.tsv --config tiny.json --out bad
 # The error on rank 1 alone (mpirun's `prog args : prog other-args`): rank 0, waiting for it in the first
