@@ -4,9 +4,10 @@
 # of 3 (uneven shares, each rank's loss weighted by its share) equal one process's to 1e-6, but the attention's
 # key bias (below); so do those of a global batch of 37 at np=2, whose last batch of 1 leaves rank 1 no rows,
 # and, to 1e-5, of an ensemble of 2 networks on folds (at np=2, members on 2 threads per rank, each rank a
-# share of each member's batches; one process trains them one after the other); rank 0 alone prints and writes; a checkpoint written by 2 ranks resumes in one process and one written by one
-# process at np=3, both ending with one process's weights; an error, on every rank or on one, ends the job with
-# the rank named.
+# share of each member's batches; one process trains them one after the other); rank 0 alone prints and
+# writes; a checkpoint written by 2 ranks resumes in one process and one written by one process at np=3, both
+# ending with one process's weights, and one resumed at np=2 ends bit-equal to np=2 throughout; an error, on
+# every rank or on one, ends the job with the rank named.
 # Usage: sentiment_mpirun_test.sh path/to/sentiment mpiexec [mpiexec flags...]
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
@@ -66,6 +67,10 @@ weights_close folds1/model.safetensors folds2/model.safetensors 1e-5 'self_attn\
 mpirun_expect 0 "model written to part/" 2 1 train --data data.tsv --config tiny.json --out part --epochs 2
 expect 0 "resuming from part/checkpoint-2.safetensors: 2 of 4 epochs done" train --resume part --epochs 4
 close one/model.safetensors part/model.safetensors
+# At the same number of ranks a resume is exact: 2 + 2 epochs at np=2 write two/'s bytes.
+mpirun_expect 0 "model written to half/" 2 1 train --data data.tsv --config tiny.json --out half --epochs 2
+mpirun_expect 0 "resuming from half/checkpoint-2.safetensors: 2 of 4 epochs done" 2 1 train --resume half --epochs 4
+cmp two/model.safetensors half/model.safetensors || fail "np=2 stopped after 2 epochs and resumed differs from np=2"
 expect 0 "model written to back/" train --data data.tsv --config tiny.json --out back --epochs 2
 mpirun_expect 0 "resuming from back/checkpoint-2.safetensors: 2 of 4 epochs done" 3 1 train --resume back --epochs 4
 close one/model.safetensors back/model.safetensors
