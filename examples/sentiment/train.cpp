@@ -371,7 +371,7 @@ void after_rollback(Run& r, const std::string& where) {
                where, r.rollbacks(), r.options.max_rollbacks, r.epoch, r.lr_scale());
 }
 
-// Each member's batch of this step from each training set's iterator (nullptr past a set's end).
+// The next batch of each training set's epoch (undefined past a set's end), the iterators moved on.
 std::vector<Batch> next_batches(std::vector<tg::data::DataLoader::Iterator>& sets) {
   std::vector<Batch> now;
   for (tg::data::DataLoader::Iterator& it : sets) {
@@ -381,32 +381,40 @@ std::vector<Batch> next_batches(std::vector<tg::data::DataLoader::Iterator>& set
   return now;
 }
 
+// Member k's batch of this step among `now` (one set shared by all, or one per member); nullptr when its
+// set has no batch left.
+std::vector<const Batch*> member_batches(const Run& r, const std::vector<Batch>& now) {
+  std::vector<const Batch*> out;
+  for (int64_t k = 0; k < r.model.num_members(); ++k) {
+    const Batch& b = now[now.size() == 1 ? 0 : size_t(k)];
+    out.push_back(b.tokens.defined() ? &b : nullptr);
+  }
+  return out;
+}
+
+// On a terminal, a bar per epoch (tg::train::ProgressBar); elsewhere (a log) only the epoch's summary line.
+std::optional<tg::train::ProgressBar> epoch_bar(const Run& r) {
+  if (!speaks(r.options) || !isatty(STDERR_FILENO)) return std::nullopt;
+  return tg::train::ProgressBar({.total = r.per_epoch, .label = fmt::format("epoch {}/{}", r.epoch + 1, r.config.train.epochs)});
+}
+
 // The training steps of epoch r.epoch + 1, and its training metrics (of the steps since the last rollback).
 EpochLog train_epoch(Run& r) {
   r.model.train();
   const auto started = std::chrono::steady_clock::now();
-  // On a terminal, a bar per epoch (tg::train::ProgressBar); elsewhere (a log) only the epoch's summary line.
-  std::optional<tg::train::ProgressBar> bar;
-  if (speaks(r.options) && isatty(STDERR_FILENO))
-    bar.emplace(tg::train::ProgressBarOptions{
-        .total = r.per_epoch, .label = fmt::format("epoch {}/{}", r.epoch + 1, r.config.train.epochs)});
+  std::optional<tg::train::ProgressBar> bar = epoch_bar(r);
   EpochSums sums;
   double lr = r.opt->lr();  // the last step's
   std::vector<tg::data::DataLoader::Iterator> sets;  // each loader's epoch, the orders drawn in turn
   for (const std::unique_ptr<tg::data::DataLoader>& l : r.loaders) sets.push_back(l->begin());
   for (int64_t batch = 1; batch <= r.per_epoch; ++batch) {
     const std::vector<Batch> now = next_batches(sets);
-    std::vector<const Batch*> step_batches;  // member k's batch of this step
-    for (int64_t k = 0; k < r.model.num_members(); ++k) {
-      const Batch& b = now[now.size() == 1 ? 0 : size_t(k)];
-      step_batches.push_back(b.tokens.defined() ? &b : nullptr);
-    }
     lr = r.opt->lr();
     const std::string where = fmt::format("epoch {}, step {} (batch {} of {}, lr {:.6g})", r.epoch + 1, r.step + 1,
                                           batch, r.per_epoch, lr);
     bool applied = false;
     try {
-      applied = train_step(r, step_batches, where, sums);
+      applied = train_step(r, member_batches(r, now), where, sums);
     } catch (const tg::ValueError& err) {  // AnomalyGuard names the op but not where training was
       if (!r.options.detect_anomaly) throw;
       throw tg::ValueError(fmt::format("train: {}: {}", where, err.what()));
@@ -514,13 +522,12 @@ TrainResult finish(Run& r) {
           validation_accuracy(r), r.rollbacks(), r.lr_scale()};
 }
 
-}  // namespace
-
-TrainResult train(Config config, const Data& data, const TrainOptions& options) {
+// ValueError for a run train cannot make, checked before the first epoch (not when the test metrics are
+// computed after the last one).
+void check_inputs(const Config& config, const Data& data, const TrainOptions& options) {
   tg::check<tg::ValueError>(!options.out_dir.empty(), "train: no output directory given");
   check_config(config);
   const TrainConfig& t = config.train;
-  // Checked before the first epoch, not when the test metrics are computed after the last one.
   tg::check<tg::ValueError>(!data.train.empty() && !data.test.empty(), "train: {} training and {} test sentences; "
                             "need at least one of each (the test split holds every 5th sentence of each source)",
                             data.train.size(), data.test.size());
@@ -534,25 +541,36 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
     tg::check<tg::ValueError>(int64_t(data.train.size()) >= k, "train: {} training sentences cannot make {} folds",
                               data.train.size(), k);
   }
+}
+
+// Rank 0's model directory, and its metrics.jsonl rewritten from the run's log: a resume drops the lines past
+// its checkpoint. Each line is flushed and checked (a full disk is an error, never a short log).
+void open_model_dir(const Run& r, std::optional<tg::train::JsonlLogger>& metrics) {
+  if (!lead(r.options)) return;
+  try {
+    fs::create_directories(r.options.out_dir);
+  } catch (const fs::filesystem_error& e) {
+    throw tg::Error(fmt::format("train: cannot create the output directory '{}': {}", r.options.out_dir,
+                                e.code().message()));
+  }
+  metrics.emplace((fs::path(r.options.out_dir) / "metrics.jsonl").string());
+  for (const EpochLog& e : r.log) metrics->log(record(e));
+}
+
+}  // namespace
+
+// The loop as in PyTorch: the data (prepare_data) in loaders, the model and its optimizer (Run); then per
+// epoch the steps (train_epoch), validation, checkpoint and metrics (finish_epoch); then the model directory.
+TrainResult train(Config config, const Data& data, const TrainOptions& options) {
+  check_inputs(config, data, options);
   tg::manual_seed(options.seed);
   config.model.vocab_size = data.vocab.size();
   config.files = {data.file, config.model.lexicon_weight > 0 ? stamp_of(data.lexicon.text()) : FileStamp{}};
   tg::AnomalyGuard anomaly(options.detect_anomaly || tg::anomaly_mode_enabled());
-  if (options.resume) resume_checkpoint(options.out_dir);  // before creating out_dir (it may be a file)
-  Run r(config, data, options);
-  start(r);  // the guard refuses a bad rollback option here
-  try {
-    if (lead(options)) fs::create_directories(options.out_dir);
-  } catch (const fs::filesystem_error& e) {
-    throw tg::Error(fmt::format("train: cannot create the output directory '{}': {}", options.out_dir,
-                                e.code().message()));
-  }
-  // Rewritten from the run's log: a resume drops the lines past its checkpoint. Each line is flushed and
-  // checked (a full disk is an error, never a short log). Rank 0's alone under mpirun.
+  Run r(config, data, options);  // model, optimizer, schedule, loaders, checkpoint manager
+  start(r);                      // resumed (refused before out_dir is made: it may be a file); the guard
   std::optional<tg::train::JsonlLogger> metrics;
-  if (lead(options)) metrics.emplace((fs::path(options.out_dir) / "metrics.jsonl").string());
-  if (metrics)
-    for (const EpochLog& e : r.log) metrics->log(record(e));
+  open_model_dir(r, metrics);
   while (r.epoch < config.train.epochs) {
     finish_epoch(r, metrics, train_epoch(r));
     if (options.on_epoch_end && !options.on_epoch_end(r.log.back())) break;
