@@ -99,8 +99,11 @@ std::map<std::string, std::string> record_metadata(const RunRecord& r) {
 }
 
 RunRecord read_record(const std::string& path) {
-  const tg::Safetensors file = tg::load_safetensors(path);  // ValueError naming the file
-  const Reader in{file.metadata, path};
+  return parse_record(tg::load_safetensors(path).metadata, path);  // ValueError naming the file
+}
+
+RunRecord parse_record(const std::map<std::string, std::string>& metadata, const std::string& path) {
+  const Reader in{metadata, path};
   RunRecord r;
   r.path = path;
   r.config = in.json("config");
@@ -108,7 +111,7 @@ RunRecord read_record(const std::string& path) {
   r.data_fingerprint = in.text("data"), r.data_path = in.text("data_path");
   r.epoch = in.integer("epoch"), r.step = in.integer("step"), r.rollbacks = in.integer("rollbacks");
   r.lr_scale = in.real("lr_scale");
-  for (size_t k = 0; file.metadata.contains(fmt::format("user.rng.member.{}", k)); ++k)
+  for (size_t k = 0; metadata.contains(fmt::format("user.rng.member.{}", k)); ++k)
     r.member_rngs.push_back(in.text(fmt::format("rng.member.{}", k)));
   const nlohmann::json log = in.json("log");
   tg::check<tg::ValueError>(log.is_array(), "checkpoint {}: 'log' must be a JSON array", path);

@@ -48,6 +48,8 @@ std::map<std::string, std::string> record_metadata(const RunRecord& r);
 /// a missing or corrupt file, one that is not a sentiment checkpoint, or counters out of range (epoch outside
 /// [0, kMaxEpochs], step or rollbacks < 0, lr_scale outside (0, 1], more log entries than epochs).
 RunRecord read_record(const std::string& path);
+/// The same on the metadata of a file already read; `path` names it in the errors.
+RunRecord parse_record(const std::map<std::string, std::string>& metadata, const std::string& path);
 
 /// The checkpoint `sentiment train --resume` continues from: the newest checkpoint-<epoch>.safetensors in
 /// `out_dir`. ValueError naming the directory when there is none, and naming the old format when it holds
