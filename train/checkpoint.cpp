@@ -115,13 +115,19 @@ std::string CheckpointManager::save(int64_t step, double metric, const std::map<
   return path;
 }
 
-std::optional<CheckpointInfo> CheckpointManager::resume() {
+std::optional<std::string> CheckpointManager::newest() const {
   if (!fs::is_directory(options_.dir)) return std::nullopt;
   int64_t newest = -1;
   for (const fs::directory_entry& e : fs::directory_iterator(options_.dir))
     newest = std::max(newest, step_of(e.path().filename().string()));
   if (newest < 0) return std::nullopt;
-  return load(path_for(newest));
+  return path_for(newest);
+}
+
+std::optional<CheckpointInfo> CheckpointManager::resume() {
+  const std::optional<std::string> path = newest();
+  if (!path) return std::nullopt;
+  return load(*path);
 }
 
 CheckpointInfo CheckpointManager::load(const std::string& path) {

@@ -45,6 +45,9 @@ class CheckpointManager {
   std::string save(int64_t step, double metric = NAN, const std::map<std::string, std::string>& user = {});
   /// Restores the newest checkpoint in dir (largest step); nullopt when there is none. Errors as load().
   std::optional<CheckpointInfo> resume();
+  /// The file of the newest checkpoint in dir (largest step), without reading it; nullopt when there is none
+  /// (or no dir). For a look at its metadata before resume() restores it.
+  std::optional<std::string> newest() const;
   /// Restores the checkpoint at `path` (restore()'s guarantee: on error nothing changes). ValueError
   /// naming the file when it is missing, truncated or corrupt, or holds another run's parts.
   CheckpointInfo load(const std::string& path);

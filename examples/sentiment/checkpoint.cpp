@@ -1,44 +1,27 @@
-// Checkpoints as one safetensors file, so that one atomic rename switches from the previous checkpoint to
-// the next: tensors under "model.", "best." and "optim." prefixes; counters, generator states, the config
-// and the metrics log as metadata strings. Numbers are written as shortest round-trip decimals (fmt "{}"),
-// which read back to the same bits.
+// The run's record in the checkpoint's user metadata, which the library stores as "user.<key>" strings
+// beside the training state. Numbers are written as shortest round-trip decimals (fmt "{}"), which read
+// back to the same bits.
 #include "checkpoint.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 #include "config.h"
 
 namespace sentiment {
+namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kFormat = "tensorgrad-sentiment-checkpoint";
-constexpr const char* kVersion = "1";
-
-// Adds `from` to `to` with every key prefixed.
-template <class Map>
-void put_prefixed(Map& to, const std::string& prefix, const Map& from) {
-  for (const auto& [k, v] : from) to[prefix + k] = v;
-}
-
-// The entries of `from` whose key starts with `prefix`, with the prefix removed.
-template <class Map>
-Map take_prefixed(const Map& from, const std::string& prefix) {
-  Map out;
-  for (auto it = from.lower_bound(prefix); it != from.end() && it->first.starts_with(prefix); ++it)
-    out[it->first.substr(prefix.size())] = it->second;
-  return out;
-}
-
-// Reads metadata values, naming the file and the key in every error.
+// Reads the record's metadata values, naming the file and the key in every error.
 struct Reader {
   const std::map<std::string, std::string>& meta;
   const std::string& path;
 
   const std::string& text(const std::string& key) const {
-    auto it = meta.find(key);
-    tg::check<tg::ValueError>(it != meta.end(), "checkpoint {}: no '{}' (not a checkpoint of this version?)", path, key);
+    auto it = meta.find("user." + key);
+    tg::check<tg::ValueError>(it != meta.end(), "checkpoint {}: no 'user.{}' (not a sentiment checkpoint?)", path, key);
     return it->second;
   }
   template <class Int = int64_t>
@@ -69,21 +52,21 @@ struct Reader {
 
 // The counters of a run that could have written them: a checkpoint edited or damaged into epoch -1, step -5
 // or lr_scale 0 is refused here rather than resumed into a schedule that makes no sense.
-void check_ranges(const Checkpoint& c, const std::string& path) {
+void check_ranges(const RunRecord& r) {
   using tg::ValueError;
-  tg::check<ValueError>(c.epoch >= 0 && c.epoch <= kMaxEpochs, "checkpoint {}: epoch must be in [0, {}], got {}", path,
-                        kMaxEpochs, c.epoch);
-  tg::check<ValueError>(c.step >= 0, "checkpoint {}: step must be >= 0, got {}", path, c.step);
-  tg::check<ValueError>(c.rollbacks >= 0, "checkpoint {}: rollbacks must be >= 0, got {}", path, c.rollbacks);
-  tg::check<ValueError>(c.lr_scale > 0 && c.lr_scale <= 1, "checkpoint {}: lr_scale must be in (0, 1], got {}", path,
-                        c.lr_scale);
-  tg::check<ValueError>(c.best_epoch >= 0 && c.best_epoch <= c.epoch, "checkpoint {}: best_epoch must be in [0, epoch "
-                        "{}], got {}", path, c.epoch, c.best_epoch);
-  tg::check<ValueError>(c.best_val == -1 || (c.best_val >= 0 && c.best_val <= 1), "checkpoint {}: best_val must be -1 "
-                        "(none) or an accuracy in [0, 1], got {}", path, c.best_val);
-  tg::check<ValueError>(c.log.size() <= size_t(c.epoch), "checkpoint {}: {} epochs in 'log', more than the {} done",
-                        path, c.log.size(), c.epoch);
+  const std::string& path = r.path;
+  tg::check<ValueError>(r.epoch >= 0 && r.epoch <= kMaxEpochs, "checkpoint {}: epoch must be in [0, {}], got {}", path,
+                        kMaxEpochs, r.epoch);
+  tg::check<ValueError>(r.step >= 0, "checkpoint {}: step must be >= 0, got {}", path, r.step);
+  tg::check<ValueError>(r.rollbacks >= 0, "checkpoint {}: rollbacks must be >= 0, got {}", path, r.rollbacks);
+  tg::check<ValueError>(r.lr_scale > 0 && r.lr_scale <= 1, "checkpoint {}: lr_scale must be in (0, 1], got {}", path,
+                        r.lr_scale);
+  tg::check<ValueError>(r.log.size() <= size_t(r.epoch), "checkpoint {}: {} epochs in 'log', more than the {} done",
+                        path, r.log.size(), r.epoch);
 }
+
+// The checkpoint file of earlier versions, one per model directory.
+fs::path old_format(const std::string& dir) { return fs::path(dir) / "checkpoint.safetensors"; }
 
 }  // namespace
 
@@ -104,55 +87,61 @@ EpochLog epoch_from_json(const nlohmann::json& j) {
   }
 }
 
-void save_checkpoint(const std::string& path, const Checkpoint& c) {
-  tg::TensorMap tensors;
-  put_prefixed(tensors, "model.", c.model);
-  put_prefixed(tensors, "best.", c.best_model);
-  put_prefixed(tensors, "optim.", c.optimizer.tensors);
+std::map<std::string, std::string> record_metadata(const RunRecord& r) {
   nlohmann::json log = nlohmann::json::array();
-  for (const EpochLog& e : c.log) log.push_back(epoch_json(e));
+  for (const EpochLog& e : r.log) log.push_back(epoch_json(e));
   std::map<std::string, std::string> meta = {
-      {"format", kFormat}, {"version", kVersion}, {"config", c.config.dump()}, {"seed", fmt::format("{}", c.seed)},
-      {"data", c.data_fingerprint}, {"data_path", c.data_path}, {"epoch", fmt::format("{}", c.epoch)}, {"step", fmt::format("{}", c.step)},
-      {"lr_scale", fmt::format("{}", c.lr_scale)}, {"rollbacks", fmt::format("{}", c.rollbacks)},
-      {"rng.default", c.default_rng}, {"rng.shuffle", c.shuffle_rng}, {"best_val", fmt::format("{}", c.best_val)},
-      {"best_epoch", fmt::format("{}", c.best_epoch)}, {"log", log.dump()}};
-  put_prefixed(meta, "optim.", c.optimizer.values);
-  for (size_t k = 0; k < c.member_rngs.size(); ++k) meta[fmt::format("rng.member.{}", k)] = c.member_rngs[k];
-  tg::save_safetensors(path, tensors, meta);
+      {"config", r.config.dump()}, {"seed", fmt::format("{}", r.seed)}, {"data", r.data_fingerprint},
+      {"data_path", r.data_path}, {"epoch", fmt::format("{}", r.epoch)}, {"step", fmt::format("{}", r.step)},
+      {"lr_scale", fmt::format("{}", r.lr_scale)}, {"rollbacks", fmt::format("{}", r.rollbacks)}, {"log", log.dump()}};
+  for (size_t k = 0; k < r.member_rngs.size(); ++k) meta[fmt::format("rng.member.{}", k)] = r.member_rngs[k];
+  return meta;
 }
 
-Checkpoint load_checkpoint(const std::string& path) { return parse_checkpoint(tg::load_safetensors(path), path); }
+RunRecord read_record(const std::string& path) {
+  return parse_record(tg::load_safetensors(path).metadata, path);  // ValueError naming the file
+}
 
-Checkpoint parse_checkpoint(const tg::Safetensors& file, const std::string& path) {
-  const Reader r{file.metadata, path};
-  tg::check<tg::ValueError>(r.text("format") == kFormat, "checkpoint {}: format '{}', expected '{}'", path,
-                            tg::escape_bytes(r.text("format")), kFormat);
-  tg::check<tg::ValueError>(r.text("version") == kVersion, "checkpoint {}: version {}, this program reads version {}",
-                            path, tg::escape_bytes(r.text("version")), kVersion);
-  Checkpoint c;
-  c.config = r.json("config");
-  c.seed = r.integer<uint64_t>("seed");
-  c.data_fingerprint = r.text("data");
-  if (auto it = file.metadata.find("data_path"); it != file.metadata.end()) c.data_path = it->second;  // absent before
-  c.epoch = r.integer("epoch"), c.step = r.integer("step"), c.rollbacks = r.integer("rollbacks");
-  c.lr_scale = r.real("lr_scale");
-  c.default_rng = r.text("rng.default"), c.shuffle_rng = r.text("rng.shuffle");
-  for (size_t k = 0; file.metadata.contains(fmt::format("rng.member.{}", k)); ++k)
-    c.member_rngs.push_back(file.metadata.at(fmt::format("rng.member.{}", k)));
-  c.best_val = r.real("best_val"), c.best_epoch = r.integer("best_epoch");
-  const nlohmann::json log = r.json("log");
+RunRecord parse_record(const std::map<std::string, std::string>& metadata, const std::string& path) {
+  const Reader in{metadata, path};
+  RunRecord r;
+  r.path = path;
+  r.config = in.json("config");
+  r.seed = in.integer<uint64_t>("seed");
+  r.data_fingerprint = in.text("data"), r.data_path = in.text("data_path");
+  r.epoch = in.integer("epoch"), r.step = in.integer("step"), r.rollbacks = in.integer("rollbacks");
+  r.lr_scale = in.real("lr_scale");
+  for (size_t k = 0; metadata.contains(fmt::format("user.rng.member.{}", k)); ++k)
+    r.member_rngs.push_back(in.text(fmt::format("rng.member.{}", k)));
+  const nlohmann::json log = in.json("log");
   tg::check<tg::ValueError>(log.is_array(), "checkpoint {}: 'log' must be a JSON array", path);
   try {
-    for (const nlohmann::json& e : log) c.log.push_back(epoch_from_json(e));
+    for (const nlohmann::json& e : log) r.log.push_back(epoch_from_json(e));
   } catch (const tg::ValueError& e) {
     throw tg::ValueError(fmt::format("checkpoint {}: 'log': {}", path, e.what()));
   }
-  check_ranges(c, path);
-  c.model = take_prefixed(file.tensors, "model.");
-  c.best_model = take_prefixed(file.tensors, "best.");
-  c.optimizer = {take_prefixed(file.tensors, "optim."), take_prefixed(file.metadata, "optim.")};
-  return c;
+  check_ranges(r);
+  return r;
+}
+
+std::string resume_checkpoint(const std::string& out_dir) {
+  const std::optional<std::string> newest = tg::train::CheckpointManager({}, {.dir = out_dir}).newest();
+  if (newest) return *newest;
+  tg::check<tg::ValueError>(!fs::is_regular_file(old_format(out_dir)), "resume: '{}' holds {}, a checkpoint of the "
+                            "format before checkpoint-<epoch>.safetensors, which this version cannot resume; its model "
+                            "still works with eval and predict, or train it again with `sentiment train --out {}`",
+                            out_dir, old_format(out_dir).string(), out_dir);
+  throw tg::ValueError(fmt::format("resume: no checkpoint in '{}' (no checkpoint-<epoch>.safetensors); `sentiment "
+                                   "train --out {}` writes one after every epoch", out_dir, out_dir));
+}
+
+std::string recorded_data_path(const std::string& dir) {
+  if (std::optional<std::string> newest = tg::train::CheckpointManager({}, {.dir = dir}).newest())
+    return read_record(*newest).data_path;
+  if (!fs::is_regular_file(old_format(dir))) return "";
+  const tg::Safetensors old = tg::load_safetensors(old_format(dir).string());  // its "data_path", when it kept one
+  auto it = old.metadata.find("data_path");
+  return it == old.metadata.end() ? "" : it->second;
 }
 
 }  // namespace sentiment

@@ -64,10 +64,10 @@ struct RunInputs {
 // resumed run continues on what it started with (the checkpoint's data fingerprint refuses other data).
 void defaults_from_checkpoint(const TrainOptions& o, RunInputs& in, Config& config) {
   if (!o.resume) return;
-  Checkpoint c = load_checkpoint(resume_checkpoint(o.out_dir));  // refused here, before the data is read
+  const RunRecord c = read_record(resume_checkpoint(o.out_dir));  // refused here, before the data is read
   if (!in.config_given) config = c.config.get<Config>();
   if (!in.seed_given) in.seed = c.seed;
-  if (!in.data_given && !c.data_path.empty()) in.data = c.data_path;  // empty in checkpoints from before it was kept
+  if (!in.data_given) in.data = c.data_path;
 }
 
 int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed) {
@@ -111,7 +111,7 @@ int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed)
                r.val_accuracy);
   fmt::print("\ntest set ({} sentences):\n{}", d.test.size(), format_metrics(r.test, kClassNames));
   fmt::print("model written to {}/ (model.safetensors, vocab.txt, {}config.json, metrics.jsonl, learning_curve.svg, "
-             "checkpoint.safetensors)\n", o.out_dir, config.model.lexicon_weight > 0 ? "lexicon.tsv, " : "");
+             "checkpoint-<epoch>.safetensors)\n", o.out_dir, config.model.lexicon_weight > 0 ? "lexicon.tsv, " : "");
   return 0;
 }
 
@@ -160,12 +160,10 @@ void write_logits(Classifier& model, const std::vector<Encoded>& data, const std
 // The data `eval` reads when --data is not given: the file the model was trained on, as its checkpoint records
 // it, else the bundled data. An unreadable checkpoint is warned about, not fatal: eval needs only the model.
 std::string trained_data(const std::string& dir, const std::string& fallback) {
-  const std::string path = (std::filesystem::path(dir) / "checkpoint.safetensors").string();
-  if (!std::filesystem::is_regular_file(path)) return fallback;
   try {
-    std::string recorded = load_checkpoint(path).data_path;  // empty in checkpoints from before it was kept
+    const std::string recorded = recorded_data_path(dir);  // empty without a checkpoint, or an old one without it
     if (recorded.empty()) return fallback;
-    fmt::print("data: {}, the file the model was trained on (from {}; --data overrides)\n", recorded, path);
+    fmt::print("data: {}, the file the model was trained on (from its checkpoint; --data overrides)\n", recorded);
     return recorded;
   } catch (const tg::Error& e) {
     fmt::print(stderr, "warning: {}; evaluating on {}\n", e.what(), fallback);
@@ -319,11 +317,11 @@ int main(int argc, char** argv) {
   train->add_flag("--skip-malformed", skip, "skip (and count) malformed data lines instead of stopping");
   TrainOptions topt;
   std::string resume_dir, on_nonfinite = "stop";
-  train->add_option("--resume", resume_dir, "continue the run in this model directory from its checkpoint.safetensors "
-                    "(written after every epoch); --data, --config and --seed default to the checkpoint's and must "
+  train->add_option("--resume", resume_dir, "continue the run in this model directory from its newest "
+                    "checkpoint-<epoch>.safetensors (written after every epoch); --data, --config and --seed default to the checkpoint's and must "
                     "match it, --epochs may extend the run")->excludes(out_opt);
   train->add_option("--on-nonfinite", on_nonfinite, "when a step's loss or gradient is NaN or inf: stop (with the "
-                    "epoch, step and value), or rollback to the last checkpoint with a lower learning rate")
+                    "epoch, step and value), or roll back to the end of the last epoch with a lower learning rate and go on")
       ->check(CLI::IsMember({"stop", "rollback"}))->capture_default_str();
   train->add_option("--rollback-factor", topt.rollback_factor, "the learning rate's factor per rollback")
       ->check(CLI::Range(1e-12, 0.999999))->capture_default_str();

@@ -1,7 +1,8 @@
 // The training loop and the model directory. The loop reads like PyTorch's: zero_grad, forward, loss,
-// backward, (clip), step, with the learning rate set per step from the schedule. Around it: a checkpoint
-// after every epoch (resume continues from it bit-exact), and a guard that never applies a step whose loss
-// or gradient is NaN or inf, but stops or rolls back to the checkpoint with a lower learning rate.
+// backward, (clip), step, with the learning rate set per step from the schedule. Around it, the toolkit's
+// parts (tg::train): a checkpoint after every epoch (resume continues from it bit-exact), and a guard that
+// never applies a step whose loss or gradient is NaN or inf, but stops, or rolls back to the end of the last
+// epoch with a lower learning rate.
 #include "train.h"
 
 #include <unistd.h>
@@ -19,13 +20,6 @@
 
 namespace sentiment {
 namespace fs = std::filesystem;
-
-std::string resume_checkpoint(const std::string& out_dir) {
-  const std::string path = (fs::path(out_dir) / "checkpoint.safetensors").string();
-  tg::check<tg::ValueError>(fs::is_regular_file(path), "resume: no checkpoint in '{}' (no {}); `sentiment train --out {}` "
-                            "writes one after every epoch", out_dir, path, out_dir);
-  return path;
-}
 
 std::string default_lexicon_path() { return SENTIMENT_DEFAULT_LEXICON; }
 
@@ -142,19 +136,22 @@ std::pair<std::vector<std::vector<Encoded>>, std::vector<std::vector<Encoded>>> 
 }
 
 // A training run in progress: the model, its optimizer and generators, and where the run is. A checkpoint
-// is a snapshot of exactly this (snapshot / restore below).
+// is the toolkit's TrainingState of it (model, optimizer, schedule, generators) plus its RunRecord.
 struct Run {
   const Config& config;
   const Data& data;
   const TrainOptions& options;
   Classifier model;
   std::unique_ptr<tg::optim::Optimizer> opt;
-  std::unique_ptr<tg::optim::LambdaLR> schedule;  // the lr of each step: the schedule times lr_scale
+  std::unique_ptr<tg::optim::LambdaLR> schedule;  // the lr of each step (a rollback lowers its base lr)
   tg::Generator shuffle_gen;
-  std::string fingerprint, checkpoint_path;
+  std::string fingerprint;
   int64_t per_epoch, total_steps, warmup_steps;
-  int64_t epoch = 0, step = 0, rollbacks = 0, best_epoch = 0;  // epochs done, optimizer steps taken
-  double lr_scale = 1, best_val = -1;
+  int64_t epoch = 0, step = 0, committed_step = 0;  // epochs done, optimizer steps taken; the guard's step
+  int64_t earlier_rollbacks = 0;  // of the sessions before a resume, and their learning-rate factor
+  double earlier_scale = 1;
+  int64_t best_epoch = 0;
+  double best_val = -1;
   tg::TensorMap best_model;  // keep_best: a copy of the weights of best_epoch
   std::vector<EpochLog> log;
   // ensemble_data "folds": member k trains on fold_train[k] and is validated on fold_val[k]. Empty otherwise:
@@ -162,11 +159,12 @@ struct Run {
   std::vector<std::vector<Encoded>> fold_train, fold_val;
   // One loader per training set, shuffled from shuffle_gen, each drawing its epoch's order in turn.
   std::vector<std::unique_ptr<tg::data::DataLoader>> loaders;
+  std::optional<tg::train::CheckpointManager> checkpoints;
+  std::optional<tg::train::NonFiniteGuard> guard;  // made by start(), on the resumed state
 
   Run(const Config& c, const Data& d, const TrainOptions& o)
       : config(c), data(d), options(o), model(c.model), opt(make_optimizer(c.train, model.parameters())),
-        shuffle_gen(o.seed + 1), fingerprint(data_fingerprint(d)),
-        checkpoint_path((fs::path(o.out_dir) / "checkpoint.safetensors").string()) {
+        shuffle_gen(o.seed + 1), fingerprint(data_fingerprint(d)) {
     if (c.train.ensemble_data == EnsembleData::folds) std::tie(fold_train, fold_val) = split_folds(d.train, c.model.ensemble, o.seed);
     per_epoch = 0;
     for (const std::vector<Encoded>* set : train_sets()) {
@@ -176,22 +174,29 @@ struct Run {
     }
     total_steps = per_epoch * c.train.epochs, warmup_steps = per_epoch * c.train.warmup_epochs;
     schedule = std::make_unique<tg::optim::LambdaLR>(*opt, std::vector<tg::optim::LambdaLR::Lambda>{[this](int64_t s) {
-      return schedule_factor(config.train.schedule, s, warmup_steps, total_steps) * lr_scale;
+      return schedule_factor(config.train.schedule, s, warmup_steps, total_steps);
     }});
+    checkpoints.emplace(tg::train::TrainingState{.model = &model, .optimizer = opt.get(), .scheduler = schedule.get(),
+                                                 .generators = {{"shuffle", &shuffle_gen}}},
+                        tg::train::CheckpointOptions{.dir = o.out_dir, .keep_last = 1,
+                                                     .keep_best = c.train.keep_best ? 1 : 0, .mode = tg::train::Mode::max});
   }
   Run(const Run&) = delete;  // the schedule refers to this run
-  // Puts the schedule at optimizer step `step` (after a restore, or a resume that changed the run's length).
-  void sync_schedule() {
-    schedule->load_state_dict({{"last_epoch", double(step - 1)}, {"base_lr.0", config.train.lr},
-                               {"last_lr.0", opt->lr()}});
-    schedule->step();
-  }
   // The training sentences: one set shared by all members, or one per member.
   std::vector<const std::vector<Encoded>*> train_sets() const {
     if (fold_train.empty()) return {&data.train};
     std::vector<const std::vector<Encoded>*> out;
     for (const std::vector<Encoded>& f : fold_train) out.push_back(&f);
     return out;
+  }
+  // Rollbacks so far, resumed sessions included, and the learning-rate factor they left.
+  int64_t rollbacks() const { return earlier_rollbacks + guard->rollbacks(); }
+  double lr_scale() const { return earlier_scale * guard->lr_scale(); }
+  // What the checkpoint keeps beside the TrainingState.
+  RunRecord record() const {
+    return {.config = config, .seed = options.seed, .data_fingerprint = fingerprint, .data_path = data.path,
+            .epoch = epoch, .step = step, .lr_scale = lr_scale(), .rollbacks = rollbacks(),
+            .member_rngs = model.generator_states(), .log = log};
   }
 };
 
@@ -210,33 +215,19 @@ double validation_accuracy(Run& r) {
   return double(ok) / double(n);
 }
 
-Checkpoint snapshot(const Run& r) {
-  return {.config = r.config, .seed = r.options.seed, .data_fingerprint = r.fingerprint,
-          .data_path = r.data.path, .epoch = r.epoch,
-          .step = r.step, .lr_scale = r.lr_scale, .rollbacks = r.rollbacks,
-          .default_rng = tg::default_generator().get_state(), .shuffle_rng = r.shuffle_gen.get_state(),
-          .member_rngs = r.model.generator_states(), .model = r.model.state_dict(),
-          .optimizer = r.opt->state_dict(), .best_val = r.best_val, .best_epoch = r.best_epoch,
-          .best_model = r.best_model, .log = r.log};
-}
-
-void restore(Run& r, const Checkpoint& c) {
-  r.model.load_state_dict(c.model);
-  r.opt->load_state_dict(c.optimizer);
-  tg::default_generator().set_state(c.default_rng);
-  r.shuffle_gen.set_state(c.shuffle_rng);
-  r.model.set_generator_states(c.member_rngs);
-  r.epoch = c.epoch, r.step = c.step, r.lr_scale = c.lr_scale, r.rollbacks = c.rollbacks;
-  r.best_val = c.best_val, r.best_epoch = c.best_epoch, r.best_model = c.best_model, r.log = c.log;
-  r.sync_schedule();
-  for (const std::unique_ptr<tg::data::DataLoader>& l : r.loaders)  // back to the start of an epoch
-    l->load_state({.epoch = l->epoch(), .batch = 0, .num_batches = l->size()});
+// Puts the current lr where this run's schedule has it at step r.step (the same lr, unless a resume changed
+// the run's length, which stretches the cosine).
+void sync_schedule(Run& r) {
+  tg::optim::SchedulerState s = r.schedule->state_dict();
+  s.at("last_epoch") -= 1;
+  r.schedule->load_state_dict(s);
+  r.schedule->step();
 }
 
 // ValueError unless checkpoint `c` is of this run: the same seed, configuration (the epoch count aside)
 // and data. The vocabulary size comes from the data, so it is left to the data check.
-void check_resumable(const Run& r, const Checkpoint& c) {
-  tg::check<tg::ValueError>(c.seed == r.options.seed, "resume: {} was trained with seed {}, not {}", r.checkpoint_path,
+void check_resumable(const Run& r, const RunRecord& c) {
+  tg::check<tg::ValueError>(c.seed == r.options.seed, "resume: {} was trained with seed {}, not {}", c.path,
                             c.seed, r.options.seed);
   nlohmann::json here = r.config, there = c.config;
   for (nlohmann::json* j : {&here, &there}) (*j)["train"].erase("epochs"), (*j)["model"].erase("vocab_size"), j->erase("files");
@@ -249,16 +240,16 @@ void check_resumable(const Run& r, const Checkpoint& c) {
                            here.contains(at) ? here[at].dump() : "absent");
     }
     if (diff.size() > 4) shown += fmt::format("; and {} more", diff.size() - 4);
-    throw tg::ValueError(fmt::format("resume: {} is of another configuration{}", r.checkpoint_path, shown));
+    throw tg::ValueError(fmt::format("resume: {} is of another configuration{}", c.path, shown));
   }
   tg::check<tg::ValueError>(c.data_fingerprint == r.fingerprint, "resume: {} was trained on other data (another file, "
-                            "split or vocabulary{}): data fingerprint {} there, {} here", r.checkpoint_path,
+                            "split or vocabulary{}): data fingerprint {} there, {} here", c.path,
                             c.data_path.empty() ? "" : "; it read " + c.data_path, c.data_fingerprint, r.fingerprint);
   tg::check<tg::ValueError>(c.member_rngs.size() == r.model.generator_states().size(), "resume: {} holds {} member "
-                            "generator states for {} ensemble members (written before each member drew from its own "
-                            "generator?)", r.checkpoint_path, c.member_rngs.size(), r.model.generator_states().size());
+                            "generator states for {} ensemble members", c.path, c.member_rngs.size(),
+                            r.model.generator_states().size());
   tg::check<tg::ValueError>(c.epoch <= r.config.train.epochs, "resume: {} has {} epochs done, more than the {} asked for",
-                            r.checkpoint_path, c.epoch, r.config.train.epochs);
+                            c.path, c.epoch, r.config.train.epochs);
 }
 
 // Whether this process prints and writes: the only one, or rank 0 of an mpirun job.
@@ -318,44 +309,31 @@ std::vector<std::optional<std::vector<int64_t>>> touched_rows(Run& r, const std:
   return out;
 }
 
-// Whether the given rows of g (f32 and contiguous as the model's gradients; else all of g) are finite: x·0 is 0
-// for a finite x and NaN for NaN and ±inf, and a NaN stays in a sum (16 of them, side by side: vectorised).
-bool rows_finite(const tg::Tensor& g, const std::vector<int64_t>& rows) {
-  if (g.dtype() != tg::f32 || !g.is_contiguous()) return tg::all_finite(g);
-  constexpr int kLanes = 16;
-  const int64_t width = g.numel() / g.size(0);
-  float lanes[kLanes] = {};
-  for (int64_t row : rows) {
-    const float* p = g.data<float>() + row * width;
-    int64_t j = 0;
-    for (; j + kLanes <= width; j += kLanes)
-      for (int l = 0; l < kLanes; ++l) lanes[l] += p[j + l] * 0.0f;
-    for (; j < width; ++j) lanes[0] += p[j] * 0.0f;
-  }
-  return std::all_of(lanes, lanes + kLanes, [](float zero) { return zero == 0; });
-}
+// The running sums of an epoch's applied steps.
+struct EpochSums {
+  double loss = 0;  // over sentences
+  int64_t correct = 0, seen = 0;
+};
 
-// "" when every gradient is finite, else which parameter's is not. With rows (touched_rows, under mpirun):
-// of a parameter with listed rows only those, its other rows being 0.
-std::string nonfinite_gradient(const Classifier& model, const std::vector<std::optional<std::vector<int64_t>>>& rows) {
-  const std::vector<std::pair<std::string, tg::Variable>> params = model.named_parameters();
-  for (size_t i = 0; i < params.size(); ++i) {
-    const tg::Tensor g = params[i].second.grad();
-    if (!g.defined()) continue;
-    const bool finite = !rows.empty() && rows[i] ? rows_finite(g, *rows[i]) : tg::all_finite(g);
-    if (!finite) return fmt::format("the gradient of {} has NaN or inf", params[i].first);
+// The guard's verdict on a step's mean loss and gradients (tg::train::NonFiniteGuard): true to apply it. Its
+// error names where the step was.
+bool guard_allows(Run& r, double loss, const std::string& where) {
+  try {
+    return r.guard->check(loss);
+  } catch (const tg::Error& e) {
+    const bool stop = r.options.on_nonfinite == OnNonFinite::stop;
+    throw tg::Error(fmt::format("train: {}: {}; lower the learning rate{}", where, e.what(),
+                                stop ? ", or roll back with --on-nonfinite rollback" : ""));
   }
-  return "";
 }
 
 // One training step: member k on batches[k] (nullptr: that member has no batch at this step), the members
 // side by side on the threads; under mpirun each on its share of the batch, the gradients then averaged over
 // the ranks on this thread, of the embedding tables only the rows the step's whole batches touched (the others
-// are 0 on every rank: the same mean at a third of the 7.5 MB of the default configuration). Returns what was
-// not finite (and the step is not applied), or "": the same on every rank, as it is decided on the sums over
-// the ranks.
-std::string train_step(Run& r, const std::vector<const Batch*>& batches, double& loss_sum, int64_t& correct,
-                       int64_t& seen) {
+// are 0 on every rank: the same mean at a third of the 7.5 MB of the default configuration). Returns false when
+// the guard rolled back instead (the step is not applied): the same on every rank, as it decides on the sums
+// over the ranks and the averaged gradients.
+bool train_step(Run& r, const std::vector<const Batch*>& batches, const std::string& where, EpochSums& sums) {
   const TrainConfig& t = r.config.train;
   examples::Parallel* par = r.options.parallel;
   int64_t members = 0;
@@ -394,90 +372,93 @@ std::string train_step(Run& r, const std::vector<const Batch*>& batches, double&
   for (size_t k = 0, i = 0; k < batches.size(); ++k) {
     if (batches[k] == nullptr) continue;
     const double l = par != nullptr ? totals[i] / totals[i + 2] : out[k].loss;  // the member's mean over its batch
-    if (!std::isfinite(l)) return fmt::format("loss is {}", std::isnan(l) ? "nan" : l > 0 ? "inf" : "-inf");  // not "-nan"
     member_loss_sum += totals[i], mean_loss += l / double(members);
     member_correct += int64_t(totals[i + 1]), member_seen += int64_t(totals[i + 2]);
     i += 3;
   }
-  std::vector<std::optional<std::vector<int64_t>>> rows;  // every gradient whole without mpirun
-  if (par != nullptr) rows = touched_rows(r, batches), par->average_gradients(r.model.parameters(), rows);
-  if (std::string bad = nonfinite_gradient(r.model, rows); !bad.empty())
-    return fmt::format("{} (loss {:.6g})", bad, mean_loss);
+  if (par != nullptr && std::isfinite(mean_loss))
+    par->average_gradients(r.model.parameters(), touched_rows(r, batches));
+  if (!guard_allows(r, mean_loss, where)) return false;
   if (t.clip_grad_norm > 0) tg::optim::clip_grad_norm(r.model.parameters(), t.clip_grad_norm);
   r.opt->step();
   r.schedule->step();
   ++r.step;
-  loss_sum += member_loss_sum, correct += member_correct, seen += member_seen;
-  return "";
+  sums.loss += member_loss_sum, sums.correct += member_correct, sums.seen += member_seen;
+  return true;
 }
 
-// The training steps of epoch r.epoch + 1. Returns "" when all were finite, else what went wrong and where
-// (the steps before it were applied; the caller stops or rolls back).
-std::string train_epoch(Run& r, EpochLog& e) {
+// After a rollback (the guard put the weights, optimizer and schedule back to the end of the last epoch, with
+// a lower learning rate): the step count goes back with them, and the loop goes on with the next batch.
+void after_rollback(Run& r, const std::string& where) {
+  r.step = r.committed_step;
+  if (speaks(r.options))
+    fmt::print("train: NaN or inf at {}; rollback {} of {}: back to the end of epoch {}, learning rate scaled by {:.6g}\n",
+               where, r.rollbacks(), r.options.max_rollbacks, r.epoch, r.lr_scale());
+}
+
+// The next batch of each training set's epoch (undefined past a set's end), the iterators moved on.
+std::vector<Batch> next_batches(std::vector<tg::data::DataLoader::Iterator>& sets) {
+  std::vector<Batch> now;
+  for (tg::data::DataLoader::Iterator& it : sets) {
+    now.push_back(it == tg::data::DataLoader::Sentinel{} ? Batch{} : Batch::of(*it));
+    if (it != tg::data::DataLoader::Sentinel{}) ++it;
+  }
+  return now;
+}
+
+// Member k's batch of this step among `now` (one set shared by all, or one per member); nullptr when its
+// set has no batch left.
+std::vector<const Batch*> member_batches(const Run& r, const std::vector<Batch>& now) {
+  std::vector<const Batch*> out;
+  for (int64_t k = 0; k < r.model.num_members(); ++k) {
+    const Batch& b = now[now.size() == 1 ? 0 : size_t(k)];
+    out.push_back(b.tokens.defined() ? &b : nullptr);
+  }
+  return out;
+}
+
+// On a terminal, a bar per epoch (tg::train::ProgressBar); elsewhere (a log) only the epoch's summary line.
+std::optional<tg::train::ProgressBar> epoch_bar(const Run& r) {
+  if (!speaks(r.options) || !isatty(STDERR_FILENO)) return std::nullopt;
+  return tg::train::ProgressBar({.total = r.per_epoch, .label = fmt::format("epoch {}/{}", r.epoch + 1, r.config.train.epochs)});
+}
+
+// The training steps of epoch r.epoch + 1, and its training metrics (of the steps since the last rollback).
+EpochLog train_epoch(Run& r) {
   r.model.train();
   const auto started = std::chrono::steady_clock::now();
-  // On a terminal, a bar per epoch (tg::train::ProgressBar); elsewhere (a log) only the epoch's summary line.
-  std::optional<tg::train::ProgressBar> bar;
-  if (speaks(r.options) && isatty(STDERR_FILENO))
-    bar.emplace(tg::train::ProgressBarOptions{
-        .total = r.per_epoch, .label = fmt::format("epoch {}/{}", r.epoch + 1, r.config.train.epochs)});
-  double loss_sum = 0;
-  int64_t correct = 0, seen = 0, batch = 0;
+  std::optional<tg::train::ProgressBar> bar = epoch_bar(r);
+  EpochSums sums;
   double lr = r.opt->lr();  // the last step's
   std::vector<tg::data::DataLoader::Iterator> sets;  // each loader's epoch, the orders drawn in turn
   for (const std::unique_ptr<tg::data::DataLoader>& l : r.loaders) sets.push_back(l->begin());
-  for (int64_t i = 0; i < r.per_epoch; ++i) {
-    std::vector<Batch> now;  // each set's batch of this step (undefined past its end)
-    for (tg::data::DataLoader::Iterator& it : sets) now.push_back(it == tg::data::DataLoader::Sentinel{} ? Batch{} : Batch::of(*it));
-    std::vector<const Batch*> step_batches;  // member k's batch of this step
-    for (int64_t k = 0; k < r.model.num_members(); ++k) {
-      const Batch& b = now[now.size() == 1 ? 0 : size_t(k)];
-      step_batches.push_back(b.tokens.defined() ? &b : nullptr);
-    }
+  for (int64_t batch = 1; batch <= r.per_epoch; ++batch) {
+    const std::vector<Batch> now = next_batches(sets);
     lr = r.opt->lr();
     const std::string where = fmt::format("epoch {}, step {} (batch {} of {}, lr {:.6g})", r.epoch + 1, r.step + 1,
-                                          ++batch, r.per_epoch, lr);
-    std::string bad;
+                                          batch, r.per_epoch, lr);
+    bool applied = false;
     try {
-      bad = train_step(r, step_batches, loss_sum, correct, seen);
+      applied = train_step(r, member_batches(r, now), where, sums);
     } catch (const tg::ValueError& err) {  // AnomalyGuard names the op but not where training was
       if (!r.options.detect_anomaly) throw;
       throw tg::ValueError(fmt::format("train: {}: {}", where, err.what()));
     }
-    if (!bad.empty()) {
+    if (!applied) {
       if (bar) bar->clear();
-      return fmt::format("{} at {}", bad, where);
+      after_rollback(r, where);
+      sums = {};
+      continue;
     }
-    for (tg::data::DataLoader::Iterator& it : sets)
-      if (it != tg::data::DataLoader::Sentinel{}) ++it;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (bar)
-      bar->update(batch, {{"loss", loss_sum / double(seen)}, {"acc", double(correct) / double(seen)},
-                          {"sent/s", double(seen) / std::max(seconds, 1e-9)}});
+      bar->update(batch, {{"loss", sums.loss / double(sums.seen)}, {"acc", double(sums.correct) / double(sums.seen)},
+                          {"sent/s", double(sums.seen) / std::max(seconds, 1e-9)}});
   }
   if (bar) bar->clear();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  e = {r.epoch + 1, loss_sum / double(seen), double(correct) / double(seen), NAN, lr, seconds, double(seen) / seconds};
-  return "";
-}
-
-// After a NaN/inf step: stops (throws), or goes back to the last checkpoint with a lower learning rate.
-void on_nonfinite(Run& r, const std::string& what) {
-  const TrainOptions& o = r.options;
-  if (o.on_nonfinite == OnNonFinite::stop)
-    throw tg::Error(fmt::format("train: {}; stopped (the checkpoint of epoch {} in {} is intact). Lower the learning "
-                                "rate, or roll back automatically with --on-nonfinite rollback; --detect-anomaly "
-                                "names the op that first gives NaN or inf", what, r.epoch, o.out_dir));
-  tg::check<tg::Error>(r.rollbacks < o.max_rollbacks, "train: {}; stopped: all {} rollbacks used (learning rate scaled "
-                       "by {:.6g}); lower the learning rate", what, o.max_rollbacks, r.lr_scale);
-  const double scale = r.lr_scale * o.rollback_factor;
-  const int64_t rollbacks = r.rollbacks + 1;
-  restore(r, load_checkpoint(r.checkpoint_path));
-  r.lr_scale = scale, r.rollbacks = rollbacks;
-  r.sync_schedule();
-  if (speaks(o))
-    fmt::print("train: {}; rollback {} of {}: back to the checkpoint of epoch {}, learning rate scaled by {:.6g}\n",
-               what, rollbacks, o.max_rollbacks, r.epoch, scale);
+  const double seen = double(sums.seen);
+  return {r.epoch + 1, sums.loss / seen, double(sums.correct) / seen, NAN, lr, seconds, seen / seconds};
 }
 
 // An epoch's line of metrics.jsonl (NaN, an absent split's accuracy, is null).
@@ -487,7 +468,7 @@ tg::train::Record record(const EpochLog& e) {
           {"sentences_per_second", e.sentences_per_second}};
 }
 
-// Validation, keep-best, checkpoint, metrics line and summary of a completed epoch.
+// Validation, keep-best, the guard's commit, checkpoint, metrics line and summary of a completed epoch.
 void finish_epoch(Run& r, std::optional<tg::train::JsonlLogger>& metrics, EpochLog e) {
   e.val_accuracy = validation_accuracy(r);
   r.log.push_back(e);
@@ -496,8 +477,9 @@ void finish_epoch(Run& r, std::optional<tg::train::JsonlLogger>& metrics, EpochL
     r.best_val = e.val_accuracy, r.best_epoch = e.epoch, r.best_model.clear();
     for (const auto& [name, t] : r.model.state_dict()) r.best_model[name] = t.clone();
   }
+  r.guard->commit(), r.committed_step = r.step;  // on every rank: the state a rollback returns to
   if (!lead(r.options)) return;
-  save_checkpoint(r.checkpoint_path, snapshot(r));
+  r.checkpoints->save(r.epoch, r.config.train.keep_best ? e.val_accuracy : NAN, record_metadata(r.record()));
   metrics->log(record(e));
   if (r.options.verbose)
     fmt::print("epoch {:>2}/{}  loss {:.4f}  train acc {:.3f}  val acc {}  {:.1f}s  {:.0f} sent/s\n", e.epoch,
@@ -506,17 +488,40 @@ void finish_epoch(Run& r, std::optional<tg::train::JsonlLogger>& metrics, EpochL
                e.sentences_per_second);
 }
 
-// Starts the run (checkpoint of epoch 0, for a rollback in the first epoch) or continues it from its checkpoint.
-void start(Run& r) {
-  if (!r.options.resume) {
-    if (lead(r.options)) save_checkpoint(r.checkpoint_path, snapshot(r));
-    return;
-  }
-  Checkpoint c = load_checkpoint(resume_checkpoint(r.options.out_dir));
+// With keep_best, the best epoch so far and its weights: the best checkpoint's ("model." tensors of the
+// TrainingState it holds).
+void restore_best(Run& r) {
+  const std::optional<tg::train::CheckpointInfo> best = r.checkpoints->best();
+  if (!r.config.train.keep_best || !best) return;
+  r.best_val = best->metric, r.best_epoch = best->step;
+  const std::string prefix = "model.";
+  for (const auto& [name, t] : tg::load_safetensors(best->path).tensors)
+    if (name.starts_with(prefix)) r.best_model[name.substr(prefix.size())] = t;
+}
+
+// Continues from the newest checkpoint: its record is checked first (another run's is refused before
+// anything changes), then the toolkit restores the TrainingState and the loop takes its own counters.
+void resume(Run& r) {
+  const RunRecord c = read_record(resume_checkpoint(r.options.out_dir));
   check_resumable(r, c);
-  restore(r, c);
+  r.checkpoints->load(c.path);
+  r.model.set_generator_states(c.member_rngs);
+  r.epoch = c.epoch, r.step = c.step, r.log = c.log;
+  r.earlier_rollbacks = c.rollbacks, r.earlier_scale = c.lr_scale;
+  restore_best(r);
+  sync_schedule(r);
   if (speaks(r.options))
-    fmt::print("resuming from {}: {} of {} epochs done\n", r.checkpoint_path, r.epoch, r.config.train.epochs);
+    fmt::print("resuming from {}: {} of {} epochs done\n", c.path, r.epoch, r.config.train.epochs);
+}
+
+// Starts the run, or continues it (`resume`); then the guard, which commits the state it starts from.
+void start(Run& r) {
+  if (r.options.resume) resume(r);
+  const TrainOptions& o = r.options;
+  r.guard.emplace(tg::train::TrainingState{.model = &r.model, .optimizer = r.opt.get(), .scheduler = r.schedule.get()},
+                  tg::train::NonFiniteGuardOptions{.action = o.on_nonfinite, .factor = o.rollback_factor,
+                                                   .max_rollbacks = std::max<int64_t>(o.max_rollbacks - r.earlier_rollbacks, 0)});
+  r.committed_step = r.step;
 }
 
 // The model directory of a finished run, and the test metrics of its final (or best) weights. config.json is
@@ -539,20 +544,15 @@ TrainResult finish(Run& r) {
   std::vector<int64_t> truth;
   for (const Encoded& e : r.data.test) truth.push_back(e.label);
   return {r.log, compute_metrics(predict_labels(r.model, r.data.test), truth, r.config.model.num_classes),
-          validation_accuracy(r), r.rollbacks, r.lr_scale};
+          validation_accuracy(r), r.rollbacks(), r.lr_scale()};
 }
 
-}  // namespace
-
-TrainResult train(Config config, const Data& data, const TrainOptions& options) {
-  tg::check<tg::ValueError>(options.rollback_factor > 0 && options.rollback_factor < 1,
-                            "train: rollback_factor must be in (0, 1), got {}", options.rollback_factor);
-  tg::check<tg::ValueError>(options.max_rollbacks >= 0, "train: max_rollbacks must be >= 0, got {}",
-                            options.max_rollbacks);
+// ValueError for a run train cannot make, checked before the first epoch (not when the test metrics are
+// computed after the last one).
+void check_inputs(const Config& config, const Data& data, const TrainOptions& options) {
   tg::check<tg::ValueError>(!options.out_dir.empty(), "train: no output directory given");
   check_config(config);
   const TrainConfig& t = config.train;
-  // Checked before the first epoch, not when the test metrics are computed after the last one.
   tg::check<tg::ValueError>(!data.train.empty() && !data.test.empty(), "train: {} training and {} test sentences; "
                             "need at least one of each (the test split holds every 5th sentence of each source)",
                             data.train.size(), data.test.size());
@@ -566,32 +566,38 @@ TrainResult train(Config config, const Data& data, const TrainOptions& options) 
     tg::check<tg::ValueError>(int64_t(data.train.size()) >= k, "train: {} training sentences cannot make {} folds",
                               data.train.size(), k);
   }
+}
+
+// Rank 0's model directory, and its metrics.jsonl rewritten from the run's log: a resume drops the lines past
+// its checkpoint. Each line is flushed and checked (a full disk is an error, never a short log).
+void open_model_dir(const Run& r, std::optional<tg::train::JsonlLogger>& metrics) {
+  if (!lead(r.options)) return;
+  try {
+    fs::create_directories(r.options.out_dir);
+  } catch (const fs::filesystem_error& e) {
+    throw tg::Error(fmt::format("train: cannot create the output directory '{}': {}", r.options.out_dir,
+                                e.code().message()));
+  }
+  metrics.emplace((fs::path(r.options.out_dir) / "metrics.jsonl").string());
+  for (const EpochLog& e : r.log) metrics->log(record(e));
+}
+
+}  // namespace
+
+// The loop as in PyTorch: the data (prepare_data) in loaders, the model and its optimizer (Run); then per
+// epoch the steps (train_epoch), validation, checkpoint and metrics (finish_epoch); then the model directory.
+TrainResult train(Config config, const Data& data, const TrainOptions& options) {
+  check_inputs(config, data, options);
   tg::manual_seed(options.seed);
   config.model.vocab_size = data.vocab.size();
   config.files = {data.file, config.model.lexicon_weight > 0 ? stamp_of(data.lexicon.text()) : FileStamp{}};
   tg::AnomalyGuard anomaly(options.detect_anomaly || tg::anomaly_mode_enabled());
-  if (options.resume) resume_checkpoint(options.out_dir);  // before creating out_dir (it may be a file)
-  Run r(config, data, options);
-  try {
-    if (lead(options)) fs::create_directories(options.out_dir);
-  } catch (const fs::filesystem_error& e) {
-    throw tg::Error(fmt::format("train: cannot create the output directory '{}': {}", options.out_dir,
-                                e.code().message()));
-  }
-  start(r);
-  // Rewritten from the run's log: a resume drops the lines past its checkpoint. Each line is flushed and
-  // checked (a full disk is an error, never a short log). Rank 0's alone under mpirun.
+  Run r(config, data, options);  // model, optimizer, schedule, loaders, checkpoint manager
+  start(r);                      // resumed (refused before out_dir is made: it may be a file); the guard
   std::optional<tg::train::JsonlLogger> metrics;
-  if (lead(options)) metrics.emplace((fs::path(options.out_dir) / "metrics.jsonl").string());
-  if (metrics)
-    for (const EpochLog& e : r.log) metrics->log(record(e));
+  open_model_dir(r, metrics);
   while (r.epoch < config.train.epochs) {
-    EpochLog e;
-    if (std::string bad = train_epoch(r, e); !bad.empty()) {
-      on_nonfinite(r, bad);
-      continue;
-    }
-    finish_epoch(r, metrics, e);
+    finish_epoch(r, metrics, train_epoch(r));
     if (options.on_epoch_end && !options.on_epoch_end(r.log.back())) break;
   }
   return finish(r);

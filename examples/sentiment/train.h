@@ -1,6 +1,6 @@
 #pragma once
 // Training, evaluation and the model directory (weights, vocabulary, configuration, metrics, plots,
-// checkpoint).
+// checkpoints).
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -42,19 +42,18 @@ struct TrainResult {
   double lr_scale = 1;    ///< the learning-rate factor those rollbacks left (rollback_factor^rollbacks)
 };
 
-/// What train does when a step gives a NaN or inf loss or gradient. That step is never applied.
-enum class OnNonFinite {
-  stop,      ///< throw tg::Error naming the epoch, the step and the value; the last checkpoint stays intact
-  rollback,  ///< reload the last checkpoint, scale the learning rate by rollback_factor, and go on
-};
+/// What train does when a step gives a NaN or inf loss or gradient (tg::train::NonFiniteGuard): stop with
+/// its error, or roll back to the state at the end of the last epoch with a lower learning rate and go on.
+using OnNonFinite = tg::train::OnNonFinite;
 
 struct TrainOptions {
-  std::string out_dir;  ///< the model directory; checkpoint.safetensors there is replaced after every epoch
+  std::string out_dir;  ///< the model directory; checkpoint-<epoch>.safetensors there after every epoch
   uint64_t seed = 0;
   bool verbose = true;
-  /// Continue from out_dir/checkpoint.safetensors: the weights, optimizer state, schedule position,
-  /// generator states, keep-best state and metrics of its last epoch. ValueError when there is none, or
-  /// when it is of another configuration (train.epochs aside), seed or data.
+  /// Continue from the newest checkpoint in out_dir (resume_checkpoint): the weights, optimizer state,
+  /// schedule position, generator states and metrics of its last epoch, and the best epoch's weights from
+  /// the best checkpoint. ValueError when there is none, or when it is of another configuration
+  /// (train.epochs aside), seed or data.
   bool resume = false;
   OnNonFinite on_nonfinite = OnNonFinite::stop;
   double rollback_factor = 0.5;  ///< in (0, 1): the learning rate's factor per rollback
@@ -70,17 +69,14 @@ struct TrainOptions {
   /// loss weighted by its share), and the gradients are averaged over the ranks on the main thread after the
   /// members' backwards, so that N ranks take one process's steps (to rounding; with dropout, ranks after
   /// the first draw their own masks). Rank 0 alone prints and writes the model directory, checkpoints and
-  /// metrics; every rank evaluates. The ranks read the checkpoint to resume or roll back (one file system).
+  /// metrics; every rank evaluates. The ranks read the checkpoints to resume (one file system).
   examples::Parallel* parallel = nullptr;
 };
 
-/// The checkpoint a run in `out_dir` resumes from (out_dir/checkpoint.safetensors); ValueError naming both
-/// when there is none.
-std::string resume_checkpoint(const std::string& out_dir);
-
 /// Trains a classifier on data.train (or continues one, `resume`) and writes the model directory
 /// `options.out_dir` (created if needed): model.safetensors, vocab.txt, config.json, metrics.jsonl,
-/// learning_curve.svg, and checkpoint.safetensors after every epoch (and before the first). Deterministic
+/// learning_curve.svg, and checkpoint-<epoch>.safetensors after every epoch (the newest, and with keep_best
+/// the best on validation, are kept: tg::train::CheckpointManager). Deterministic
 /// per seed: a resumed run ends with the same weights and metrics as an uninterrupted one. ValueError for
 /// a bad option, a config check_config refuses (naming the field), no training or no test sentences, or
 /// ensemble_data "folds" with validation sentences or with fewer training sentences than folds; tg::Error for a

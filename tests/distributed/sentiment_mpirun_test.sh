@@ -4,9 +4,11 @@
 # of 3 (uneven shares, each rank's loss weighted by its share) equal one process's to 1e-6, but the attention's
 # key bias (below); so do those of a global batch of 37 at np=2, whose last batch of 1 leaves rank 1 no rows,
 # and, to 1e-5, of an ensemble of 2 networks on folds (at np=2, members on 2 threads per rank, each rank a
-# share of each member's batches; one process trains them one after the other); rank 0 alone prints and writes; a checkpoint written by 2 ranks resumes in one process and one written by one
-# process at np=3, both ending with one process's weights; an LSTM's at np=2 equal one process's to 1e-5; an error, on every rank or on one, ends the job with
-# the rank named.
+# share of each member's batches; one process trains them one after the other); rank 0 alone prints and
+# writes; a checkpoint written by 2 ranks resumes in one process and one written by one process at np=3, both
+# ending with one process's weights, and one resumed at np=2 ends bit-equal to np=2 throughout; an LSTM's
+# weights at np=2 equal one process's to 1e-5; an error, on every rank or on one, ends the job with the rank
+# named.
 # Usage: sentiment_mpirun_test.sh path/to/sentiment mpiexec [mpiexec flags...]
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
@@ -70,10 +72,14 @@ weights_close lstm1/model.safetensors lstm2/model.safetensors 1e-5
 # Stopped after 2 epochs at np=2, resumed in one process (data, config and seed from the checkpoint); and the
 # other way round at np=3.
 mpirun_expect 0 "model written to part/" 2 1 train --data data.tsv --config tiny.json --out part --epochs 2
-expect 0 "resuming from part/checkpoint.safetensors: 2 of 4 epochs done" train --resume part --epochs 4
+expect 0 "resuming from part/checkpoint-2.safetensors: 2 of 4 epochs done" train --resume part --epochs 4
 close one/model.safetensors part/model.safetensors
+# At the same number of ranks a resume is exact: 2 + 2 epochs at np=2 write two/'s bytes.
+mpirun_expect 0 "model written to half/" 2 1 train --data data.tsv --config tiny.json --out half --epochs 2
+mpirun_expect 0 "resuming from half/checkpoint-2.safetensors: 2 of 4 epochs done" 2 1 train --resume half --epochs 4
+cmp two/model.safetensors half/model.safetensors || fail "np=2 stopped after 2 epochs and resumed differs from np=2"
 expect 0 "model written to back/" train --data data.tsv --config tiny.json --out back --epochs 2
-mpirun_expect 0 "resuming from back/checkpoint.safetensors: 2 of 4 epochs done" 3 1 train --resume back --epochs 4
+mpirun_expect 0 "resuming from back/checkpoint-2.safetensors: 2 of 4 epochs done" 3 1 train --resume back --epochs 4
 close one/model.safetensors back/model.safetensors
 mpirun_expect 1 "of 2: read_examples: cannot open 'missing.tsv'" 2 1 train --data missing.tsv --config tiny.json --out bad
 # The error on rank 1 alone (mpirun's `prog args : prog other-args`): rank 0, waiting for it in the first

@@ -1,48 +1,47 @@
-// Checkpoints: a save/load round trip is bit-exact, a foreign file is refused, and a save that fails
-// half-way (a real write error: the file size limit, EFBIG) leaves the previous checkpoint intact.
+// The run's record in a checkpoint: written through the library's CheckpointManager, it reads back
+// bit-exact; a file that is not a sentiment checkpoint is refused naming it; resume finds the newest
+// checkpoint-<epoch>.safetensors and refuses the old format's checkpoint.safetensors with a clear error.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
 #include "checkpoint.h"
-#include "file_size_limit.h"
 #include "temp_dir.h"
 
 using namespace sentiment;
 using sentiment_test::TempDir;
-using tg_test::with_file_size_limit;
 namespace fs = std::filesystem;
 
 namespace {
 
-Checkpoint sample_checkpoint(int64_t epoch, float weight) {
-  tg::Generator gen(3);
-  gen.next();
-  Checkpoint c;
-  c.config = {{"name", "sample"}};
-  c.seed = ~uint64_t(0);  // the largest seed survives
-  c.data_fingerprint = "0123456789abcdef";
-  c.data_path = "/data/sentences.tsv";
-  c.epoch = epoch, c.step = 6 * epoch, c.lr_scale = 0.1 * 0.1 * 0.1, c.rollbacks = 3;  // not a short decimal
-  c.default_rng = gen.get_state(), c.shuffle_rng = tg::Generator(4).get_state();
-  for (uint64_t k = 0; k < 12; ++k) c.member_rngs.push_back(tg::Generator(10 + k).get_state());  // past 2 digits
-  c.model = {{"w", tg::full({64, 64}, weight)}};
-  c.optimizer = {{{"0.exp_avg", tg::full({64, 64}, weight / 3)}}, {{"optimizer", "Adam"}, {"0.step", "6"}}};
-  c.best_val = 2.0 / 3, c.best_epoch = epoch;
-  c.best_model = {{"w", tg::full({64, 64}, weight * 2)}};
-  c.log = {{1, 0.6931471805599453, 0.5, NAN, 1e-3 / 3, 0.25, 384}};
-  return c;
+RunRecord sample_record(int64_t epoch) {
+  RunRecord r;
+  r.config = {{"name", "sample"}};
+  r.seed = ~uint64_t(0);  // the largest seed survives
+  r.data_fingerprint = "0123456789abcdef";
+  r.data_path = "/data/sentences.tsv";
+  r.epoch = epoch, r.step = 6 * epoch, r.lr_scale = 0.1 * 0.1 * 0.1, r.rollbacks = 3;  // not a short decimal
+  for (uint64_t k = 0; k < 12; ++k) r.member_rngs.push_back(tg::Generator(10 + k).get_state());  // past 2 digits
+  r.log = {{1, 0.6931471805599453, 0.5, NAN, 1e-3 / 3, 0.25, 384}};
+  return r;
+}
+
+// Saves `r` as the library does in `dir` (a state of no parts: the record is all that is read here).
+std::string save(const std::string& dir, const RunRecord& r) {
+  return tg::train::CheckpointManager({}, {.dir = dir}).save(r.epoch, NAN, record_metadata(r));
 }
 
 }  // namespace
 
-TEST_CASE("a checkpoint reads back bit-exact: tensors, counters, generator states, metrics") {
+TEST_CASE("a run's record reads back bit-exact from its checkpoint-<epoch>.safetensors") {
   TempDir tmp;
-  const std::string path = (tmp.path / "checkpoint.safetensors").string();
-  Checkpoint c = sample_checkpoint(2, 0.1f);
-  save_checkpoint(path, c);
-  Checkpoint r = load_checkpoint(path);
+  const RunRecord c = sample_record(2);
+  const std::string path = save(tmp.str(), c);
+  CHECK(path == (tmp.path / "checkpoint-2.safetensors").string());
+  const RunRecord r = read_record(path);
+  CHECK(r.path == path);
   CHECK(r.config == c.config);
   CHECK(r.seed == c.seed);
   CHECK(r.data_fingerprint == c.data_fingerprint);
@@ -51,63 +50,40 @@ TEST_CASE("a checkpoint reads back bit-exact: tensors, counters, generator state
   CHECK(r.step == 12);
   CHECK(r.lr_scale == c.lr_scale);
   CHECK(r.rollbacks == 3);
-  CHECK(r.default_rng == c.default_rng);
-  CHECK(r.shuffle_rng == c.shuffle_rng);
   CHECK(r.member_rngs == c.member_rngs);
-  CHECK(r.best_val == c.best_val);
-  CHECK(r.model.at("w").to_vector<float>() == c.model.at("w").to_vector<float>());
-  CHECK(r.best_model.at("w").to_vector<float>() == c.best_model.at("w").to_vector<float>());
-  CHECK(r.optimizer.tensors.at("0.exp_avg").to_vector<float>() == c.optimizer.tensors.at("0.exp_avg").to_vector<float>());
-  CHECK(r.optimizer.values == c.optimizer.values);
   REQUIRE(r.log.size() == 1);
   CHECK(r.log[0].train_loss == c.log[0].train_loss);
   CHECK(r.log[0].lr == c.log[0].lr);
   CHECK(std::isnan(r.log[0].val_accuracy));
+  CHECK(resume_checkpoint(tmp.str()) == path);
+  CHECK(recorded_data_path(tmp.str()) == "/data/sentences.tsv");
 }
 
-TEST_CASE("a checkpoint written before data_path was kept loads with an empty data_path") {
-  TempDir tmp;
-  const std::string path = (tmp.path / "checkpoint.safetensors").string();
-  save_checkpoint(path, sample_checkpoint(1, 0.5f));
-  tg::Safetensors old = tg::load_safetensors(path);
-  REQUIRE(old.metadata.erase("data_path") == 1);
-  tg::save_safetensors(path, old.tensors, old.metadata);
-  Checkpoint r = load_checkpoint(path);
-  CHECK(r.data_path.empty());
-  CHECK(r.epoch == 1);
-}
-
-TEST_CASE("load_checkpoint refuses a model file and a missing file, naming the path") {
+TEST_CASE("read_record refuses a model file and a missing file, naming the path") {
   TempDir tmp;
   const std::string model = (tmp.path / "model.safetensors").string();
   tg::save_safetensors(model, {{"w", tg::zeros({2})}}, {{"format", "tensorgrad"}});
-  CHECK_THROWS_WITH_AS(load_checkpoint(model),
-                       doctest::Contains(("checkpoint " + model + ": format 'tensorgrad', expected").c_str()), tg::ValueError);
-  tg::save_safetensors(model, {{"w", tg::zeros({2})}});
-  CHECK_THROWS_WITH_AS(load_checkpoint(model), doctest::Contains("no 'format'"), tg::ValueError);
-  CHECK_THROWS_AS(load_checkpoint((tmp.path / "none").string()), tg::ValueError);
+  CHECK_THROWS_WITH_AS(read_record(model), ("checkpoint " + model + ": no 'user.config' (not a sentiment checkpoint?)").c_str(),
+                       tg::ValueError);
+  CHECK_THROWS_AS(read_record((tmp.path / "none").string()), tg::ValueError);
 }
 
-TEST_CASE("a checkpoint save that fails half-way (EFBIG) leaves the previous checkpoint intact and loadable") {
+TEST_CASE("resume takes the newest checkpoint, and names the old format's checkpoint.safetensors") {
   TempDir tmp;
-  const std::string path = (tmp.path / "checkpoint.safetensors").string();
-  save_checkpoint(path, sample_checkpoint(1, 0.5f));
-  const auto size = fs::file_size(path);  // about 48 KB: three 64x64 f32 tensors
-  std::string error;
-  with_file_size_limit(size / 2, [&] {
-    try {
-      save_checkpoint(path, sample_checkpoint(2, 0.25f));
-    } catch (const tg::Error& e) {
-      error = e.what();
-    }
-  });
-  CAPTURE(error);
-  CHECK(error.find("write failed: File too large") != std::string::npos);
-  CHECK_FALSE(fs::exists(path + ".tmp"));  // the partial file is removed
-  CHECK(fs::file_size(path) == size);
-  Checkpoint kept = load_checkpoint(path);
-  CHECK(kept.epoch == 1);
-  CHECK(kept.model.at("w").to_vector<float>() == std::vector<float>(64 * 64, 0.5f));
-  save_checkpoint(path, sample_checkpoint(2, 0.25f));  // and without the limit the same save succeeds
-  CHECK(load_checkpoint(path).epoch == 2);
+  CHECK_THROWS_WITH_AS(resume_checkpoint(tmp.str()), doctest::Contains(("resume: no checkpoint in '" + tmp.str() + "'").c_str()),
+                       tg::ValueError);
+  CHECK(recorded_data_path(tmp.str()).empty());
+  // What earlier versions wrote: one checkpoint.safetensors, its own format, the data file in "data_path".
+  const std::string old = (tmp.path / "checkpoint.safetensors").string();
+  tg::save_safetensors(old, {{"model.w", tg::zeros({2})}}, {{"format", "tensorgrad-sentiment-checkpoint"},
+                                                            {"data_path", "/data/old.tsv"}});
+  CHECK_THROWS_WITH_AS(resume_checkpoint(tmp.str()),
+                       ("resume: '" + tmp.str() + "' holds " + old + ", a checkpoint of the format before "
+                        "checkpoint-<epoch>.safetensors, which this version cannot resume; its model still works with "
+                        "eval and predict, or train it again with `sentiment train --out " + tmp.str() + "`").c_str(),
+                       tg::ValueError);
+  CHECK(recorded_data_path(tmp.str()) == "/data/old.tsv");  // eval still finds the data an old model was trained on
+  tg::train::CheckpointManager m({}, {.dir = tmp.str(), .keep_last = 0});
+  for (int64_t epoch : {9, 10}) m.save(epoch, NAN, record_metadata(sample_record(epoch)));
+  CHECK(resume_checkpoint(tmp.str()) == (tmp.path / "checkpoint-10.safetensors").string());  // by number, not name
 }

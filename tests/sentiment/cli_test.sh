@@ -27,20 +27,22 @@ config 1e30 >absurd.json
 config 0.002 0 >batch0.json
 
 expect 0 "model written to run/" train --data data.tsv --config tiny.json --epochs 1 --out run
-[[ -f run/checkpoint.safetensors ]] || fail "no run/checkpoint.safetensors"
+[[ -f run/checkpoint-1.safetensors ]] || fail "no run/checkpoint-1.safetensors"
 # No --data: the checkpoint's (it used to be the default data set, refused as other data).
-expect 0 "resuming from run/checkpoint.safetensors: 1 of 2 epochs done" train --resume run --epochs 2
+expect 0 "resuming from run/checkpoint-1.safetensors: 1 of 2 epochs done" train --resume run --epochs 2
+[[ -f run/checkpoint-2.safetensors ]] || fail "no run/checkpoint-2.safetensors"
 [[ $(wc -l <run/metrics.jsonl) == 2 ]] || fail "metrics.jsonl should hold epochs 1 and 2"
 sed 's/great/fine/' data.tsv >other.tsv
 expect 1 "data.tsv): data fingerprint" train --data other.tsv --resume run --epochs 3
 expect 1 "error: resume: no checkpoint in 'nowhere'" train --data data.tsv --resume nowhere
 ! grep -q "^data " out.txt || fail "train --resume read the data before finding no checkpoint"
 expect 1 "error: resume: no checkpoint in 'data.tsv'" train --resume data.tsv  # not "cannot create data.tsv"
-expect 1 "error: resume: run/checkpoint.safetensors was trained with seed 0, not 5" train --data data.tsv --resume run --seed 5
-expect 1 "error: train: loss is nan at epoch 1, step 2" train --data data.tsv --config absurd.json --out bad
+expect 1 "error: resume: run/checkpoint-2.safetensors was trained with seed 0, not 5" train --data data.tsv --resume run --seed 5
+expect 1 "error: train: epoch 1, step 2 (batch 2 of 3, lr 1e+30): NonFiniteGuard: step 2: the loss is nan; stopped" \
+  train --data data.tsv --config absurd.json --out bad
 expect 1 "stopped: all 1 rollbacks used" train --data data.tsv --config absurd.json --out bad --on-nonfinite rollback \
   --max-rollbacks 1
-grep -qF "rollback 1 of 1: back to the checkpoint of epoch 0, learning rate scaled by 0.5" out.txt || fail "no rollback line"
+grep -qF "rollback 1 of 1: back to the end of epoch 0, learning rate scaled by 0.5" out.txt || fail "no rollback line"
 expect 1 "anomaly: forward of" train --data data.tsv --config absurd.json --out bad --detect-anomaly
 # Bad values on the command line, in the config or data: one line naming the value, never a crash.
 expect 105 "--epochs: expected a whole number >= 1, got '0'" train --data data.tsv --config tiny.json --epochs 0
@@ -87,7 +89,7 @@ expect 0 "accuracy" eval --model sub --data data.tsv
 # Without --data, eval reads the file the model was trained on (its checkpoint records it), not the bundled data.
 expect 0 "/data.tsv, the file the model was trained on" eval --model sub
 grep -qF "data.tsv (12 test sentences)" out.txt || fail "eval --model sub did not evaluate data.tsv's 12 test sentences"
-cp -r sub badckpt && printf 'not a checkpoint' >badckpt/checkpoint.safetensors
+cp -r sub badckpt && printf 'not a checkpoint' >badckpt/checkpoint-1.safetensors
 expect 0 "warning: " eval --model badckpt  # the model itself is fine: warned, then the bundled data
 grep -qF "(600 test sentences)" out.txt || fail "eval --model badckpt did not fall back to the bundled data"
 expect 0 "written to s.svg" attend --model sub "an unseen filmmaker" --out s.svg
@@ -145,7 +147,16 @@ fi
 # --skip-malformed is kept with the model: eval and train --resume read the same messy file the same way.
 grep -qF '"skip_malformed": true' messy/config.json || fail "messy/config.json does not record skip_malformed"
 expect 0 "data messy.tsv: skipped 1 malformed lines, as training did" eval --model messy --data messy.tsv
-expect 0 "resuming from messy/checkpoint.safetensors: 1 of 2 epochs done" train --resume messy --epochs 2
+expect 0 "resuming from messy/checkpoint-1.safetensors: 1 of 2 epochs done" train --resume messy --epochs 2
+# A model directory of earlier versions, with their checkpoint.safetensors (here its metadata alone): eval and
+# predict read it as before; --resume names the old format.
+cp -r sub old && rm old/checkpoint-*.safetensors
+header="{\"__metadata__\":{\"format\":\"tensorgrad-sentiment-checkpoint\",\"data_path\":\"$PWD/data.tsv\"}}"
+printf "$(printf '\\x%02x' $((${#header} & 255)) $((${#header} >> 8)) 0 0 0 0 0 0)%s" "$header" >old/checkpoint.safetensors
+expect 0 "/data.tsv, the file the model was trained on" eval --model old
+expect 0 "a great film" predict --model old "a great film"
+expect 1 "error: resume: 'old' holds old/checkpoint.safetensors, a checkpoint of the format before checkpoint-<epoch>" \
+  train --resume old
 # eval on another file than the training one warns: its test split may overlap the training data.
 expect 0 "warning: other.tsv is not the file the model was trained on" eval --model run --data other.tsv
 expect 0 "accuracy" eval --model run --data data.tsv

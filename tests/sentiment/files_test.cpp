@@ -90,27 +90,27 @@ TEST_CASE("load_model checks config.json's sizes against the weights before buil
 TEST_CASE("a checkpoint with counters out of range is refused, naming the counter") {
   TempDir dir;
   train_tiny(dir, "run");
-  const std::string path = (dir.path / "run" / "checkpoint.safetensors").string();
-  const Checkpoint good = load_checkpoint(path);
+  const std::string path = sentiment::resume_checkpoint((dir.path / "run").string());
+  const tg::Safetensors good = tg::load_safetensors(path);
   struct Case {
+    const char* key;
+    const char* value;
     const char* expected;
-    void (*spoil)(Checkpoint&);
   } cases[] = {
-      {"epoch must be in [0, 1000000], got -1", [](Checkpoint& c) { c.epoch = -1; }},
-      {"step must be >= 0, got -5", [](Checkpoint& c) { c.step = -5; }},
-      {"lr_scale must be in (0, 1], got 0", [](Checkpoint& c) { c.lr_scale = 0; }},
-      {"lr_scale must be in (0, 1], got nan", [](Checkpoint& c) { c.lr_scale = NAN; }},
-      {"rollbacks must be >= 0, got -2", [](Checkpoint& c) { c.rollbacks = -2; }},
-      {"best_epoch must be in [0, epoch 1], got 3", [](Checkpoint& c) { c.best_epoch = 3; }},
-      {"best_val must be -1 (none) or an accuracy in [0, 1], got 2", [](Checkpoint& c) { c.best_val = 2; }},
-      {"1 epochs in 'log', more than the 0 done", [](Checkpoint& c) { c.epoch = 0, c.best_epoch = 0; }},
+      {"user.epoch", "-1", "epoch must be in [0, 1000000], got -1"},
+      {"user.step", "-5", "step must be >= 0, got -5"},
+      {"user.lr_scale", "0", "lr_scale must be in (0, 1], got 0"},
+      {"user.lr_scale", "nan", "lr_scale must be in (0, 1], got nan"},
+      {"user.rollbacks", "-2", "rollbacks must be >= 0, got -2"},
+      {"user.epoch", "0", "1 epochs in 'log', more than the 0 done"},
+      {"user.step", "1x", "'step' is not an integer: '1x'"},
   };
   for (const Case& k : cases) {
     CAPTURE(k.expected);
-    Checkpoint c = good;
-    k.spoil(c);
-    save_checkpoint(path, c);
-    CHECK_THROWS_WITH_AS(load_checkpoint(path), ("checkpoint " + path + ": " + k.expected).c_str(), tg::ValueError);
+    tg::Safetensors spoilt = good;
+    spoilt.metadata.at(k.key) = k.value;
+    tg::save_safetensors(path, spoilt.tensors, spoilt.metadata);
+    CHECK_THROWS_WITH_AS(read_record(path), ("checkpoint " + path + ": " + k.expected).c_str(), tg::ValueError);
   }
 }
 
@@ -134,7 +134,7 @@ TEST_CASE("--skip-malformed is kept in config.json and the checkpoint") {
   c.train.skip_malformed = true;
   train_tiny(dir, "run", c);
   CHECK(load_model((dir.path / "run").string()).config.train.skip_malformed);
-  CHECK(load_checkpoint((dir.path / "run" / "checkpoint.safetensors").string()).config["train"]["skip_malformed"] == true);
+  CHECK(read_record(resume_checkpoint((dir.path / "run").string())).config["train"]["skip_malformed"] == true);
 }
 
 TEST_CASE("config.json records the data file's stamp") {

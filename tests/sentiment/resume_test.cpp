@@ -10,7 +10,9 @@
 #include "tiny_run.h"
 
 using namespace sentiment;
+using sentiment_test::newest_checkpoint;
 using sentiment_test::TempDir;
+using sentiment_test::tensors_under;
 using sentiment_test::tiny_config;
 namespace fs = std::filesystem;
 
@@ -63,7 +65,7 @@ TEST_CASE("train stopped after 2 of 4 epochs and resumed ends bit-equal to an un
   Runs& r = runs();
   REQUIRE(r.data.train.size() == 96);
   REQUIRE(r.stopped.log.size() == 2);
-  CHECK(load_checkpoint(r.stopped_dir + "/checkpoint.safetensors").epoch == 2);
+  CHECK(read_record(resume_checkpoint(r.stopped_dir)).epoch == 2);
   TempDir copy;  // resume a copy, so that the stopped directory stays for the tests below
   fs::copy(r.stopped_dir, copy.path, fs::copy_options::recursive);
   TrainResult resumed = train(tiny_config(), r.data, {.out_dir = copy.str(), .seed = 7, .verbose = false, .resume = true});
@@ -81,14 +83,11 @@ TEST_CASE("train stopped after 2 of 4 epochs and resumed ends bit-equal to an un
   // The kept (best) weights, and the last epoch's weights and optimizer state in the final checkpoint.
   check_bit_equal(tg::load_safetensors(copy.str() + "/model.safetensors").tensors,
                   tg::load_safetensors(r.whole_dir + "/model.safetensors").tensors);
-  Checkpoint a = load_checkpoint(copy.str() + "/checkpoint.safetensors");
-  Checkpoint b = load_checkpoint(r.whole_dir + "/checkpoint.safetensors");
-  check_bit_equal(a.model, b.model);
-  check_bit_equal(a.optimizer.tensors, b.optimizer.tensors);
-  CHECK(a.best_epoch == b.best_epoch);
-  CHECK(a.default_rng == b.default_rng);
-  CHECK(a.shuffle_rng == b.shuffle_rng);
-  CHECK(a.step == 4 * 6);
+  const tg::Safetensors a = newest_checkpoint(copy.str()), b = newest_checkpoint(r.whole_dir);
+  check_bit_equal(tensors_under(a, "model."), tensors_under(b, "model."));
+  check_bit_equal(tensors_under(a, "optim."), tensors_under(b, "optim."));
+  CHECK(sentiment_test::timeless(a) == sentiment_test::timeless(b));  // generators, schedule, optimizer, record
+  CHECK(read_record(resume_checkpoint(copy.str())).step == 4 * 6);
   // metrics.jsonl holds each epoch once, resumed or not.
   std::ifstream metrics(copy.path / "metrics.jsonl");
   int lines = 0;
@@ -98,9 +97,9 @@ TEST_CASE("train stopped after 2 of 4 epochs and resumed ends bit-equal to an un
 
 TEST_CASE("the differing runs really differ: a stopped run's weights are not the finished run's") {
   Runs& r = runs();  // guards the bit-equality test above against comparing a model with itself
-  Checkpoint stopped = load_checkpoint(r.stopped_dir + "/checkpoint.safetensors");
-  Checkpoint whole = load_checkpoint(r.whole_dir + "/checkpoint.safetensors");
-  CHECK(stopped.model.at("classifier.weight").to_vector<float>() != whole.model.at("classifier.weight").to_vector<float>());
+  const tg::Safetensors stopped = newest_checkpoint(r.stopped_dir), whole = newest_checkpoint(r.whole_dir);
+  CHECK(stopped.tensors.at("model.classifier.weight").to_vector<float>() !=
+        whole.tensors.at("model.classifier.weight").to_vector<float>());
 }
 
 TEST_CASE("resume without a checkpoint is a ValueError naming the directory") {
@@ -125,7 +124,7 @@ TEST_CASE("resume refuses a checkpoint of another configuration, seed or data, n
   CHECK(train_error(tiny_config(), fewer, resume).find("was trained on other data") != std::string::npos);
   CHECK(train_error(tiny_config(1), r.data, resume).find("has 2 epochs done, more than the 1 asked for") !=
         std::string::npos);
-  CHECK(load_checkpoint(r.stopped_dir + "/checkpoint.safetensors").epoch == 2);  // refused resumes change nothing
+  CHECK(read_record(resume_checkpoint(r.stopped_dir)).epoch == 2);  // refused resumes change nothing
 }
 
 // An ensemble's training state is its K networks and their optimizer state (and with folds, K shuffles per
@@ -143,7 +142,7 @@ TEST_CASE("an ensemble run stopped after epoch 3 of 4 and resumed ends bit-equal
     TrainResult whole = train(c, data, {.out_dir = whole_dir, .seed = 7, .verbose = false});
     train(c, data, {.out_dir = resumed_dir, .seed = 7, .verbose = false,
                     .on_epoch_end = [](const EpochLog& e) { return e.epoch < 3; }});
-    const Checkpoint after3 = load_checkpoint(resumed_dir + "/checkpoint.safetensors");
+    const tg::Safetensors after3 = newest_checkpoint(resumed_dir);
     TrainResult resumed = train(c, data, {.out_dir = resumed_dir, .seed = 7, .verbose = false, .resume = true});
 
     REQUIRE(resumed.log.size() == 4);
@@ -153,23 +152,14 @@ TEST_CASE("an ensemble run stopped after epoch 3 of 4 and resumed ends bit-equal
     const tg::TensorMap weights = tg::load_safetensors(whole_dir + "/model.safetensors").tensors;
     CHECK(weights.count("members.1.classifier.weight") == 1);
     check_bit_equal(tg::load_safetensors(resumed_dir + "/model.safetensors").tensors, weights);
-    const Checkpoint a = load_checkpoint(resumed_dir + "/checkpoint.safetensors"),
-                     b = load_checkpoint(whole_dir + "/checkpoint.safetensors");
-    check_bit_equal(a.model, b.model);
-    check_bit_equal(a.optimizer.tensors, b.optimizer.tensors);
-    REQUIRE(a.member_rngs.size() == 2);  // each member's dropout stream, resumed where it was
-    CHECK(a.member_rngs == b.member_rngs);
-    CHECK(after3.member_rngs != b.member_rngs);
-    // A checkpoint without the members' generators (written before members had their own) cannot resume exactly.
-    Checkpoint old = after3;
-    old.member_rngs.clear();
-    const std::string old_dir = (tmp.path / "old").string();
-    std::filesystem::create_directories(old_dir);
-    save_checkpoint(old_dir + "/checkpoint.safetensors", old);
-    CHECK_THROWS_WITH_AS(train(c, data, {.out_dir = old_dir, .seed = 7, .verbose = false, .resume = true}),
-                         doctest::Contains("holds 0 member generator states for 2 ensemble members"), tg::ValueError);
-    CHECK(after3.model.at("members.1.classifier.weight").to_vector<float>() !=
-          b.model.at("members.1.classifier.weight").to_vector<float>());  // the last epoch changed the weights
+    const tg::Safetensors a = newest_checkpoint(resumed_dir), b = newest_checkpoint(whole_dir);
+    check_bit_equal(tensors_under(a, "model."), tensors_under(b, "model."));
+    check_bit_equal(tensors_under(a, "optim."), tensors_under(b, "optim."));
+    CHECK(sentiment_test::timeless(a) == sentiment_test::timeless(b));
+    REQUIRE(a.metadata.count("user.rng.member.1") == 1);  // each member's dropout stream, resumed where it was
+    CHECK(after3.metadata.at("user.rng.member.1") != b.metadata.at("user.rng.member.1"));
+    CHECK(after3.tensors.at("model.members.1.classifier.weight").to_vector<float>() !=
+          b.tensors.at("model.members.1.classifier.weight").to_vector<float>());  // the last epoch changed the weights
   }
 }
 

@@ -37,7 +37,7 @@ for arch in lstm gru; do
   expect 0 "negative" predict --model $arch "the film 3 was dull"
   # Resumed after 2 of 4 epochs: the same weights as the run straight through.
   expect 0 "model written to half/" train --data data.tsv --config $arch.json --epochs 2 --out half
-  expect 0 "resuming from half/checkpoint.safetensors: 2 of 4 epochs done" train --resume half --epochs 4
+  expect 0 "resuming from half/checkpoint-2.safetensors: 2 of 4 epochs done" train --resume half --epochs 4
   cmp -s $arch/model.safetensors half/model.safetensors || fail "$arch resumed after epoch 2 differs from one run"
   rm -r half
   expect 0 "model written to $arch-folds/" train --data data.tsv --config $arch-folds.json --out $arch-folds

@@ -39,8 +39,8 @@ Outcome train_on(int threads, const Config& c, const Data& data, const TempDir& 
   Outcome o{read_bytes(std::filesystem::path(dir) / "model.safetensors"), {}, {}, {}};
   for (const EpochLog& e : r.log) o.numbers.insert(o.numbers.end(), {e.train_loss, e.train_accuracy, e.val_accuracy});
   o.numbers.insert(o.numbers.end(), {r.test.accuracy, r.test.f1});
-  const Checkpoint last = load_checkpoint(dir + "/checkpoint.safetensors");
-  o.member_rngs = last.member_rngs, o.default_rng = {last.default_rng};
+  const RunRecord last = read_record(resume_checkpoint(dir));
+  o.member_rngs = last.member_rngs, o.default_rng = {tg::load_safetensors(last.path).metadata.at("rng.default")};
   return o;
 }
 

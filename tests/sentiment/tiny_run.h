@@ -4,6 +4,7 @@
 // word dropout, label smoothing) with keep-best, so an epoch is 6 steps and a few milliseconds.
 #include <string>
 
+#include "checkpoint.h"
 #include "temp_dir.h"
 #include "train.h"
 
@@ -32,6 +33,27 @@ inline sentiment::Config tiny_config(int64_t epochs = 4) {
   c.train.epochs = epochs, c.train.batch_size = 16, c.train.val_fraction = 0.2, c.train.keep_best = true;
   c.model.ensemble = 1, c.train.ensemble_data = sentiment::EnsembleData::shared;  // one network, validated on the carved split
   return c;
+}
+
+/// The newest checkpoint of a model directory as its file holds it: the toolkit's TrainingState (tensors
+/// "model.<name>" and "optim.<key>"; metadata "rng.default", "rng.shuffle") and the run's record ("user.<key>").
+inline tg::Safetensors newest_checkpoint(const std::string& dir) {
+  return tg::load_safetensors(sentiment::resume_checkpoint(dir));
+}
+
+/// The tensors of `file` under `prefix`, the prefix removed.
+inline tg::TensorMap tensors_under(const tg::Safetensors& file, const std::string& prefix) {
+  tg::TensorMap out;
+  for (const auto& [name, t] : file.tensors)
+    if (name.starts_with(prefix)) out[name.substr(prefix.size())] = t;
+  return out;
+}
+
+/// The metadata of a checkpoint file but the epochs' log, whose timings differ from run to run.
+inline std::map<std::string, std::string> timeless(const tg::Safetensors& file) {
+  std::map<std::string, std::string> out = file.metadata;
+  out.erase("user.log");
+  return out;
 }
 
 }  // namespace sentiment_test

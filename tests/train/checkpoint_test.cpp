@@ -93,6 +93,8 @@ TEST_CASE("keep_last and keep_best leave the newest and the best checkpoints") {
     CHECK(m.best()->step == 4);
   }
   CheckpointManager m(r.state(), {.dir = dir, .keep_last = 2, .keep_best = 1, .mode = Mode::min});
+  CHECK(m.newest() == dir + "/checkpoint-6.safetensors");  // the largest step
+  CHECK_FALSE(CheckpointManager(r.state(), {.dir = dir + "/none"}).newest().has_value());
   REQUIRE(m.resume()->step == 6);  // the newest; it knows the others' metrics
   CHECK(m.kept().size() == 3);
   m.save(7, 0.5);
