@@ -56,7 +56,7 @@ Variable matmul_as(const Variable& a, const Variable& b, const Tensor& like) {
   shape.push_back(b.size(-1));
   Tensor out = empty_as(shape, a.dtype(), like);
   matmul_out(out, a.value(), b.value());
-  if (!is_recorded({a, b})) return record("matmul_as", std::move(out), {a, b}, nullptr);  // no closure to copy a, b into
+  if (!is_recorded({a, b})) return record("matmul_as", std::move(out), {a, b}, nullptr);  // no closure copies a, b
   return record("matmul_as", out, {a, b}, [a, b](const Variable& dC, const Variable&) -> Grads {
     return {a.requires_grad() ? matmul(dC, b.mT()) : Variable(), b.requires_grad() ? matmul(a.mT(), dC) : Variable()};
   });
@@ -75,7 +75,7 @@ Variable dropped(const Variable& x, const Tensor& keep, double scale) {
 Variable softmax_grad(const Variable& dPd, const Variable& P, const Tensor& keep, double scale) {
   Tensor dS = keep.defined() ? dropout_softmax_backward(dPd.value(), P.value(), keep, scale)
                              : softmax_backward(dPd.value(), P.value(), -1);
-  if (!is_recorded({dPd, P})) return record("attention_softmax_grad", std::move(dS), {dPd, P}, nullptr);  // as matmul_as
+  if (!is_recorded({dPd, P})) return record("attention_softmax_grad", std::move(dS), {dPd, P}, nullptr);
   auto backward = [dPd, P, keep, scale](const Variable& h, const Variable&) -> Grads {
     const Variable g = keep.defined() ? dropped(dPd, keep, scale) : dPd;
     const Variable dg = softmax_grad(h, P, Tensor(), 1);

@@ -90,7 +90,7 @@ namespace {
 // d(dy) = ddx·(1 - y²), d(y) = -2·ddx·dy·y.
 Variable tanh_backward(const Variable& dy, const Variable& y) {
   Tensor dx = tg::tanh_backward(dy.value(), y.value());
-  if (!is_recorded({dy, y})) return record("tanh_backward", std::move(dx), {dy, y}, nullptr);  // an ordinary backward's: as mul
+  if (!is_recorded({dy, y})) return record("tanh_backward", std::move(dx), {dy, y}, nullptr);  // an ordinary backward
   return record("tanh_backward", dx, {dy, y},
                 [dy, y](const Variable& ddx, const Variable&) -> Grads {
                   return {tanh_backward(ddx, y), -2.0 * ddx * dy * y};

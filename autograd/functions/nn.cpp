@@ -43,7 +43,7 @@ Variable softmax_backward(const Variable& dy, const Variable& y, int64_t dim) {
 // dx = dy - eʸ·Σ dy as an op (one kernel): d(dy) = ddx - Σ ddx·eʸ, d(y) = -ddx·eʸ·Σ dy.
 Variable log_softmax_backward(const Variable& dy, const Variable& y, int64_t dim) {
   Tensor dx = tg::log_softmax_backward(dy.value(), y.value(), dim);
-  if (!is_recorded({dy, y})) return record("log_softmax_backward", std::move(dx), {dy, y}, nullptr);  // as softmax_backward
+  if (!is_recorded({dy, y})) return record("log_softmax_backward", std::move(dx), {dy, y}, nullptr);
   return record("log_softmax_backward", dx, {dy, y},
                 [dy, y, dim](const Variable& ddx, const Variable&) -> Grads {
                   const Variable p = exp(y);
