@@ -111,7 +111,8 @@ int run_train(RunInputs in, int64_t epochs, TrainOptions o, bool skip_malformed)
                r.val_accuracy);
   fmt::print("\ntest set ({} sentences):\n{}", d.test.size(), format_metrics(r.test, kClassNames));
   fmt::print("model written to {}/ (model.safetensors, vocab.txt, {}config.json, metrics.jsonl, learning_curve.svg, "
-             "checkpoint-<epoch>.safetensors)\n", o.out_dir, config.model.lexicon_weight > 0 ? "lexicon.tsv, " : "");
+             "{})\n", o.out_dir, config.model.lexicon_weight > 0 ? "lexicon.tsv, " : "",
+             fs::path(resume_checkpoint(o.out_dir)).filename().string());
   return 0;
 }
 

@@ -26,7 +26,7 @@ config 0.002 >tiny.json
 config 1e30 >absurd.json
 config 0.002 0 >batch0.json
 
-expect 0 "model written to run/" train --data data.tsv --config tiny.json --epochs 1 --out run
+expect 0 "learning_curve.svg, checkpoint-1.safetensors)" train --data data.tsv --config tiny.json --epochs 1 --out run
 [[ -f run/checkpoint-1.safetensors ]] || fail "no run/checkpoint-1.safetensors"
 # No --data: the checkpoint's (it used to be the default data set, refused as other data).
 expect 0 "resuming from run/checkpoint-1.safetensors: 1 of 2 epochs done" train --resume run --epochs 2
