@@ -4,6 +4,8 @@
 # out.txt and err.txt, in the current directory, hold the last run's stdout and stderr.
 
 fail() { echo "FAIL: $*"; cat out.txt err.txt; exit 1; }
+# Under `set -e`, a failing command outside these helpers would end the test silently: name it.
+trap 'err_status=$?; [[ $- == *e* ]] && echo "FAIL: line $LINENO: exit status $err_status: $BASH_COMMAND"' ERR
 # expect STATUS TEXT args...: runs `$bin --threads 1 args...`, checks the exit status and that TEXT is in its output.
 expect() {
   local status=$1 text=$2 name

@@ -45,7 +45,7 @@ expect 0 "misclassified digits" eval --model run --csv small/valid.csv --draw pi
 
 expect 0 "row  digit  probability  label" predict --model run small/test.csv
 [[ $(wc -l <out.txt) == 61 ]] || fail "predict should print a header and 60 rows"
-cut -d, -f1-64 small/test.csv | head -5 >pixels.csv
+head -5 small/test.csv | cut -d, -f1-64 >pixels.csv  # head first: a `| head` can end cut by SIGPIPE (pipefail)
 expect 0 "row  digit  probability" predict --model run pixels.csv
 [[ $(wc -l <out.txt) == 6 ]] && ! grep -q label out.txt || fail "predict on 64 columns: a header and 5 rows, no labels"
 

@@ -23,7 +23,7 @@ for _ in $(seq 1200); do (($(evaluations) >= 2)) && break; sleep 0.1; done  # ch
 (($(evaluations) >= 2)) || fail "no second checkpoint after 120 s"
 victim=
 for p in $(ps -o pid= --ppid "$job"); do  # mpirun's children are the ranks
-  tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && victim=$p
+  tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -x "OMPI_COMM_WORLD_RANK=1" >/dev/null && victim=$p
 done
 [[ -n $victim ]] || fail "rank 1 is not among mpirun's children"
 kill -9 "$victim"
