@@ -24,15 +24,15 @@ struct ModelConfig {
 /// over warmup_steps, then cosine from lr down to min_lr at decay_steps, then min_lr (nanoGPT's schedule;
 /// decay_steps apart from max_steps, so that a run can be extended without changing the steps it took).
 struct TrainConfig {
-  int64_t max_steps = 2000;
+  int64_t max_steps = 3000;
   int64_t batch_size = 32;
   double lr = 2e-3;
   double min_lr = 2e-4;
   int64_t warmup_steps = 100;
-  int64_t decay_steps = 2000;
+  int64_t decay_steps = 3000;
   double weight_decay = 0.1;
   double clip_grad_norm = 1.0;  ///< 0 = no clipping
-  int64_t eval_interval = 250;  ///< steps between validations (and checkpoints); the last step always validates
+  int64_t eval_interval = 375;  ///< steps between validations (and checkpoints); the last step always validates
   /// Evaluation windows overlap: each window scores only its last eval_stride bytes, so every byte is
   /// predicted from at least block_size - eval_stride bytes of context (the stream's start aside).
   int64_t eval_stride = 64;
