@@ -3,6 +3,7 @@
 // program's: 0 on success, 1 with "error: ..." for bad input found at run time or a failed write (to stdout
 // too), CLI11's codes (105 for a bad flag value) for a bad command line.
 #include <CLI/CLI.hpp>
+#include <fmt/ranges.h>
 
 #include <charconv>
 #include <cmath>
@@ -70,9 +71,11 @@ int run_train(TrainInputs in, TrainOptions o) {
              config.name, m.block_size, m.d_model, m.num_heads, m.num_layers, config.train.max_steps,
              config.train.batch_size, m.block_size, o.seed);
   TrainResult r = train(config, d, o);
+  std::vector<std::string> checkpoints;
+  for (const fs::path& f : checkpoint_files(o.out_dir)) checkpoints.push_back(f.filename().string());
   fmt::print("best validation: {:.4f} bits per byte at step {}\nmodel written to {}/ (model.safetensors, vocab.json, "
-             "config.json, metrics.jsonl, learning_curve.svg, checkpoint-<step>.safetensors)\n", r.best_valid_bpc,
-             r.best_step, o.out_dir);
+             "config.json, metrics.jsonl, learning_curve.svg, {})\n", r.best_valid_bpc, r.best_step, o.out_dir,
+             fmt::join(checkpoints, ", "));
   return 0;
 }
 

@@ -15,9 +15,6 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
   tg::write_file_atomic(path.string(), {text}, "gpt: cannot write");
 }
 
-namespace {
-
-// The checkpoint files of a model directory, newest (largest step) last.
 std::vector<fs::path> checkpoint_files(const std::string& dir) {
   std::vector<std::pair<int64_t, fs::path>> found;
   if (fs::is_directory(dir))
@@ -34,8 +31,6 @@ std::vector<fs::path> checkpoint_files(const std::string& dir) {
   for (const auto& [step, path] : found) out.push_back(path);
   return out;
 }
-
-}  // namespace
 
 // FNV-1a over the vocabulary and the three streams: equal for the same corpus and split.
 std::string data_fingerprint(const Data& d) {

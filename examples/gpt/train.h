@@ -64,6 +64,10 @@ struct RunRecord {
 /// directory when it holds no checkpoint.
 RunRecord read_run_record(const std::string& dir);
 
+/// The checkpoint files (checkpoint-<step>.safetensors) in a model directory, newest (largest step) last;
+/// none when `dir` is not a directory.
+std::vector<std::filesystem::path> checkpoint_files(const std::string& dir);
+
 /// ValueError unless `dir` is a GPT model directory: it exists and its config.json is a GPT's (a sentiment
 /// model directory is named as one).
 void check_model_dir(const std::string& dir);

@@ -16,6 +16,7 @@ tiny_config tiny 1 0.1 20 10 >tiny.json
 
 
 expect 0 "model written to full/" train --data corpus.txt --config tiny.json --out full
+grep -qF "learning_curve.svg, checkpoint-20.safetensors)" out.txt || fail "the last line does not name the checkpoint"
 for f in model.safetensors vocab.json config.json metrics.jsonl learning_curve.svg checkpoint-20.safetensors; do
   [[ -f full/$f ]] || fail "no full/$f"
 done
