@@ -8,7 +8,9 @@ names); token embedding, learned positions and the tied output projection around
 Usage:
   build/examples/gpt/gpt eval --model DIR --split valid --logits DIR/logits.json
   /usr/bin/python3 examples/gpt/torch_check.py --model DIR [--tol 1e-5]
-Prints the largest absolute difference; exits 1 when it exceeds --tol. Needs torch (Debian's python3-torch).
+Prints the largest absolute difference, and each side's against the same weights in float64; exits 1
+when the difference exceeds --tol and ours is further from float64 than 1.5 times PyTorch's float32.
+Needs torch (Debian's python3-torch).
 """
 import argparse
 import json
@@ -74,11 +76,17 @@ def main():
     with open(a.logits or os.path.join(a.model, "logits.json")) as f:
         ours = json.load(f)
     tokens = torch.tensor(ours["tokens"], dtype=torch.int64)
-    theirs = model(tokens).detach()
-    diff = (theirs - torch.tensor(ours["logits"], dtype=torch.float32)).abs().max().item()
+    mine = torch.tensor(ours["logits"], dtype=torch.float64)
+    theirs = model(tokens).detach().double()
+    exact = model.double()(tokens).detach()  # the same weights in float64: the rounding-free reference
+    diff = (theirs - mine).abs().max().item()
+    ours_err, theirs_err = (mine - exact).abs().max().item(), (theirs - exact).abs().max().item()
     print(f"{tokens.shape[0]} windows of {tokens.shape[1]} bytes, {theirs.shape[2]} logits each: "
-          f"largest absolute difference {diff:.3g} (tolerance {a.tol:g})")
-    return 0 if diff <= a.tol else 1
+          f"largest absolute difference {diff:.3g} (tolerance {a.tol:g}); against the float64 model: "
+          f"ours {ours_err:.3g}, PyTorch's float32 {theirs_err:.3g}")
+    # Logits of a trained model reach |20| and more, where float32's own rounding passes 1e-5: then ours
+    # counts as matching when it is no further from the float64 model than PyTorch's float32 is (x 1.5).
+    return 0 if diff <= a.tol or ours_err <= 1.5 * theirs_err else 1
 
 
 if __name__ == "__main__":
