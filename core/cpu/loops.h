@@ -68,7 +68,7 @@ template <size_t N, class F>
 void parallel_visit(const Shape& shape, const std::array<Strides, N>& st, F f) {
   size_t d0 = 0;
   while (d0 + 1 < shape.size() && shape[d0] == 1) ++d0;
-  if (shape.empty() || shape.numel() <= kGrainElements) return visit<N>(shape, st, f);
+  if (shape.empty() || shape.numel() < 2 * kGrainElements) return visit<N>(shape, st, f);
   const int64_t rest = shape.numel() / shape[d0];
   parallel_for(shape[d0], std::max<int64_t>(1, kGrainElements / rest), [&](int64_t lo, int64_t hi) {
     Shape part = shape;
