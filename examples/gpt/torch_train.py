@@ -135,6 +135,8 @@ def train(config, data, seed, out):
     gen = torch.Generator().manual_seed(seed + 1)
     offsets = torch.arange(T)
     loss_sum, steps, t0, step = 0.0, 0, time.perf_counter(), 0
+    if out:
+        open(out, "w").close()  # a new run's log: a rerun must not follow an older run's lines
     for starts in batches(len(train_ids) - T, B, gen):
         lr = lr_at(t, step)
         for g in opt.param_groups:
@@ -185,7 +187,7 @@ def main():
     p.add_argument("--steps", type=int, help="max_steps (decay_steps unchanged)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--out", help="metrics.jsonl to append one line per evaluation to")
+    p.add_argument("--out", help="metrics.jsonl to write, one line per evaluation")
     p.add_argument("--score", metavar="DIR", help="print the valid bits/byte of the model in DIR, and stop")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
