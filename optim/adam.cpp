@@ -91,35 +91,38 @@ void adam_update(double* p, const double* g, double* m, double* v, double* v_max
 
 }  // namespace
 
+void adam_update(Tensor p, const Tensor& g, Tensor& m, Tensor& v, Tensor* v_max, int64_t t, double lr, double wd,
+                 const AdamOptions& o, bool decoupled) {
+  const auto [beta1, beta2] = o.betas;
+  if (!m.defined()) {
+    m = zeros_like(p);
+    v = zeros_like(p);
+  }
+  if (v_max && !v_max->defined()) *v_max = zeros_like(p);
+  const double bias_correction1 = 1 - std::pow(beta1, double(t)), bias_correction2 = 1 - std::pow(beta2, double(t));
+  // lr / (1 − β1ᵗ): m̂ = m / (1 − β1ᵗ) folded into the step size.
+  const cpu::AdamScalars a{beta1, beta2, lr, wd, o.eps, lr / bias_correction1, std::sqrt(bias_correction2),
+                           decoupled, v_max != nullptr};
+  // The state is created contiguous; a strided parameter (a view) is updated through a contiguous copy.
+  Tensor pc = p.contiguous(), gc = g.contiguous();
+  if (p.dtype() == f32)
+    adam_update(pc.data<float>(), gc.data<float>(), m.data<float>(), v.data<float>(),
+                v_max ? v_max->data<float>() : nullptr, p.numel(), a);
+  else
+    adam_update(pc.data<double>(), gc.data<double>(), m.data<double>(), v.data<double>(),
+                v_max ? v_max->data<double>() : nullptr, p.numel(), a);
+  if (!p.is_contiguous()) p.copy_(pc);
+  else ++p.storage()->version;  // as an in-place op would: autograd must see that p changed
+  ++m.storage()->version, ++v.storage()->version;
+}
+
 void Adam::step() {
   NoGradGuard no_grad;
-  const auto [beta1, beta2] = options_.betas;
   for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor g = params_[i].grad(), p = params_[i].value();
+    const Tensor g = params_[i].grad();
     if (!g.defined()) continue;  // not reached by this backward: no update, no step count
-    const double lr = *groups_[group_of_[i]].lr, wd = *groups_[group_of_[i]].weight_decay;
-    Tensor &m = exp_avg_[i], &v = exp_avg_sq_[i];
-    if (!m.defined()) {
-      m = zeros_like(p);
-      v = zeros_like(p);
-    }
-    if (options_.amsgrad && !max_exp_avg_sq_[i].defined()) max_exp_avg_sq_[i] = zeros_like(p);
-    const double t = double(++steps_[i]);
-    const double bias_correction1 = 1 - std::pow(beta1, t), bias_correction2 = 1 - std::pow(beta2, t);
-    // lr / (1 − β1ᵗ): m̂ = m / (1 − β1ᵗ) folded into the step size.
-    const cpu::AdamScalars a{beta1, beta2, lr, wd, options_.eps, lr / bias_correction1, std::sqrt(bias_correction2),
-                        decoupled_, options_.amsgrad};
-    // The state is created contiguous; a strided parameter (a view) is updated through a contiguous copy.
-    Tensor pc = p.contiguous(), gc = g.contiguous();
-    if (p.dtype() == f32)
-      adam_update(pc.data<float>(), gc.data<float>(), m.data<float>(), v.data<float>(),
-                  a.amsgrad ? max_exp_avg_sq_[i].data<float>() : nullptr, p.numel(), a);
-    else
-      adam_update(pc.data<double>(), gc.data<double>(), m.data<double>(), v.data<double>(),
-                  a.amsgrad ? max_exp_avg_sq_[i].data<double>() : nullptr, p.numel(), a);
-    if (!p.is_contiguous()) p.copy_(pc);
-    else ++p.storage()->version;  // as an in-place op would: autograd must see that p changed
-    ++m.storage()->version, ++v.storage()->version;
+    adam_update(params_[i].value(), g, exp_avg_[i], exp_avg_sq_[i], options_.amsgrad ? &max_exp_avg_sq_[i] : nullptr,
+                ++steps_[i], *groups_[group_of_[i]].lr, *groups_[group_of_[i]].weight_decay, options_, decoupled_);
   }
 }
 

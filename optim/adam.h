@@ -37,6 +37,12 @@ class Adam : public Optimizer {
   std::vector<Tensor> exp_avg_, exp_avg_sq_, max_exp_avg_sq_;  // m, v, max v (amsgrad); parameter shapes
 };
 
+/// One Adam update of parameter p (any shape) with gradient g at step t (1 for the first), creating its state
+/// m, v (and v_max when given, amsgrad) as zeros on first use; `decoupled`: AdamW's weight decay. Adam::step's
+/// body, shared with optimizers that update some parameters by Adam (MuonWithAdamW).
+void adam_update(Tensor p, const Tensor& g, Tensor& m, Tensor& v, Tensor* v_max, int64_t t, double lr, double wd,
+                 const AdamOptions& o, bool decoupled);
+
 /// AdamW's options, PyTorch's names and defaults.
 struct AdamWOptions {
   double lr = 1e-3;  ///< the learning rate
