@@ -60,6 +60,8 @@ void check_config(const Config& c) {
                         t.decay_steps);
   tg::check<ValueError>(std::isfinite(t.weight_decay) && t.weight_decay >= 0,
                         "train: weight_decay must be finite and >= 0, got {}", t.weight_decay);
+  tg::check<ValueError>(std::isfinite(t.muon_lr) && t.muon_lr >= 0,
+                        "train: muon_lr must be finite and >= 0 (0: AdamW alone), got {}", t.muon_lr);
   tg::check<ValueError>(t.clip_grad_norm >= 0, "train: clip_grad_norm must be >= 0 (0: no clipping), got {}",
                         t.clip_grad_norm);
   tg::check<ValueError>(t.eval_interval >= 1, "train: eval_interval must be >= 1, got {}", t.eval_interval);
@@ -80,7 +82,7 @@ std::map<std::string, std::map<std::string, Field>> fields(Config& c) {
                      {"dim_feedforward", &m.dim_feedforward}, {"dropout", &m.dropout}}},
           {"train", {{"max_steps", &t.max_steps}, {"batch_size", &t.batch_size}, {"lr", &t.lr}, {"min_lr", &t.min_lr},
                      {"warmup_steps", &t.warmup_steps}, {"decay_steps", &t.decay_steps},
-                     {"weight_decay", &t.weight_decay}, {"clip_grad_norm", &t.clip_grad_norm},
+                     {"weight_decay", &t.weight_decay}, {"muon_lr", &t.muon_lr}, {"clip_grad_norm", &t.clip_grad_norm},
                      {"eval_interval", &t.eval_interval}, {"eval_stride", &t.eval_stride}}}};
 }
 

@@ -20,9 +20,10 @@ struct ModelConfig {
   double dropout = 0.0;
 };
 
-/// How to train it: AdamW on random windows of the training stream, the learning rate warmed up linearly
-/// over warmup_steps, then cosine from lr down to min_lr at decay_steps, then min_lr (nanoGPT's schedule;
-/// decay_steps apart from max_steps, so that a run can be extended without changing the steps it took).
+/// How to train it: AdamW (or Muon for the blocks' matrices, muon_lr) on random windows of the training stream,
+/// the learning rate warmed up linearly over warmup_steps, then cosine from lr down to min_lr at decay_steps,
+/// then min_lr (nanoGPT's schedule; decay_steps apart from max_steps, so that a run can be extended without
+/// changing the steps it took).
 struct TrainConfig {
   int64_t max_steps = 3000;
   int64_t batch_size = 32;
@@ -31,6 +32,9 @@ struct TrainConfig {
   int64_t warmup_steps = 100;
   int64_t decay_steps = 3000;
   double weight_decay = 0.1;
+  /// > 0: the decoder blocks' 2-D weights train by Muon (optim/muon.h, its update's RMS matched to AdamW's) at
+  /// this learning rate, scheduled like lr (muon_lr · lr_at(step) / lr), the rest by AdamW; 0: AdamW alone.
+  double muon_lr = 0;
   double clip_grad_norm = 1.0;  ///< 0 = no clipping
   int64_t eval_interval = 375;  ///< steps between validations (and checkpoints); the last step always validates
   /// Evaluation windows overlap: each window scores only its last eval_stride bytes, so every byte is

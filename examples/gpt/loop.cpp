@@ -1,5 +1,5 @@
 // The training loop, on the toolkit (data/, train/): random windows of the training stream from a
-// DataLoader, AdamW with the warmup + cosine schedule set per step, the non-finite guard before each step,
+// DataLoader, AdamW (or Muon with AdamW) with the warmup + cosine schedule set per step, the non-finite guard before each step,
 // and at every eval interval the validation bits per byte, a metrics line, a checkpoint (model, optimizer,
 // loader and generator: a resumed run ends bit-identical to an uninterrupted one) and the learning curve.
 // Under mpirun (options.parallel) every rank draws the same global batches and trains on its shard of each;
@@ -44,11 +44,25 @@ double lr_at(const TrainConfig& t, int64_t step) {
   return t.min_lr + 0.5 * (t.lr - t.min_lr) * (1 + std::cos(std::numbers::pi * progress));
 }
 
-// Weight decay on the matrices only (embeddings, projections), not on biases and LayerNorm gains (nanoGPT).
-std::vector<tg::optim::ParamGroup> param_groups(const Gpt& model, double weight_decay) {
-  std::vector<tg::optim::ParamGroup> groups = {{.weight_decay = weight_decay}, {.weight_decay = 0.0}};
-  for (const tg::Variable& p : model.parameters()) groups[p.dim() >= 2 ? 0 : 1].params.push_back(p);
-  return groups;
+// Whether Muon trains parameter `name`: with muon_lr > 0, the decoder blocks' matrices (attention and
+// feed-forward projections), not the embeddings that the output head shares.
+bool by_muon(const TrainConfig& t, const std::string& name, const tg::Variable& p) {
+  return t.muon_lr > 0 && p.dim() == 2 && name.starts_with("decoder.layers.");
+}
+
+// AdamW alone, or MuonWithAdamW with Muon's group first. Weight decay on the matrices only (embeddings,
+// projections), not on biases and LayerNorm gains (nanoGPT).
+std::unique_ptr<tg::optim::Optimizer> make_optimizer(const Gpt& model, const TrainConfig& t) {
+  std::vector<tg::optim::ParamGroup> muon = {{.weight_decay = t.weight_decay}},
+                                     adamw = {{.weight_decay = t.weight_decay}, {.weight_decay = 0.0}};
+  for (const auto& [name, p] : model.named_parameters())
+    (by_muon(t, name, p) ? muon[0] : adamw[p.dim() >= 2 ? 0 : 1]).params.push_back(p);
+  const tg::optim::AdamWOptions adamw_options{.lr = t.lr, .betas = {0.9, 0.95}};
+  if (t.muon_lr == 0) return std::make_unique<tg::optim::AdamW>(std::move(adamw), adamw_options);
+  // the update's RMS matched to AdamW's (Liu et al. 2025), so that muon_lr is on AdamW's scale
+  return std::make_unique<tg::optim::MuonWithAdamW>(
+      std::move(muon), tg::optim::MuonOptions{.lr = t.muon_lr, .adjust_lr = tg::optim::MuonLrAdjust::match_rms_adamw},
+      std::move(adamw), adamw_options);
 }
 
 // A training run in progress; a checkpoint is the toolkit's TrainingState of it plus `user()`.
@@ -57,7 +71,7 @@ struct Run {
   const Data& data;
   const TrainOptions& options;
   Gpt model;
-  tg::optim::AdamW opt;
+  std::unique_ptr<tg::optim::Optimizer> opt;
   tg::data::DataLoader loader;
   tg::train::CheckpointManager checkpoints;
   tg::train::NonFiniteGuard guard;
@@ -68,12 +82,12 @@ struct Run {
 
   Run(const Config& c, const Data& d, const TrainOptions& o)
       : config(c), data(d), options(o), model(c.model),
-        opt(param_groups(model, c.train.weight_decay), {.lr = c.train.lr, .betas = {0.9, 0.95}}),
+        opt(make_optimizer(model, c.train)),
         loader(std::make_shared<WindowDataset>(d.train, c.model.block_size),
                {.batch_size = c.train.batch_size, .shuffle = true, .seed = o.seed + 1}),
-        checkpoints({.model = &model, .optimizer = &opt, .loader = &loader},
+        checkpoints({.model = &model, .optimizer = opt.get(), .loader = &loader},
                     {.dir = o.out_dir, .prefix = kCheckpointPrefix, .keep_last = 1, .keep_best = 1}),
-        guard({.model = &model, .optimizer = &opt},
+        guard({.model = &model, .optimizer = opt.get()},
               {.action = o.on_nonfinite, .factor = o.rollback_factor, .max_rollbacks = o.max_rollbacks}) {}
 
   std::map<std::string, std::string> user() const {
@@ -119,7 +133,8 @@ void resume(Run& run) {
 // Validation, metrics line, checkpoint and learning curve after step run.step.
 void evaluate(Run& run, tg::train::MetricsLogger& log, double train_nats, double seconds, int64_t tokens) {
   const double valid_bpc = bits_per_byte(run.model, run.data, run.data.valid, run.config.train.eval_stride);
-  const double train_bpc = train_nats / std::numbers::ln2, lr = run.opt.lr();
+  // the schedule's lr: AdamW's, in the last group (Muon's, when there is one, is the first)
+  const double train_bpc = train_nats / std::numbers::ln2, lr = run.opt->lr(run.opt->param_groups().size() - 1);
   run.curve.push_back({run.step, train_bpc, valid_bpc});
   log.log({{"step", double(run.step)}, {"train_loss", train_nats}, {"train_bpc", train_bpc},
            {"valid_loss", valid_bpc * std::numbers::ln2}, {"valid_bpc", valid_bpc}, {"lr", lr},
@@ -155,13 +170,15 @@ Share my_share(const Run& run, const tg::data::Batch& b) {
 bool train_step(Run& run, const tg::data::Batch& global, double& loss_sum) {
   const TrainConfig& t = run.config.train;
   const double lr = lr_at(t, run.step) * run.lr_scale * run.guard.lr_scale();
-  for (size_t g = 0; g < run.opt.param_groups().size(); ++g) run.opt.set_lr(g, lr);
+  // AdamW's groups at lr; with Muon, its group (the first) at the same point of the schedule for muon_lr
+  for (size_t g = 0; g < run.opt->param_groups().size(); ++g) run.opt->set_lr(g, lr);
+  if (t.muon_lr > 0) run.opt->set_lr(0, lr / t.lr * t.muon_lr);
   const Share b = my_share(run, global);
   const int64_t B = b.inputs.size(0), T = b.inputs.size(1), V = run.model.config().vocab_size;
   tg::Variable logits = run.model.forward(b.inputs);  // (B, T, V)
   tg::Variable loss = tg::cross_entropy(logits.reshape({B * T, V}), b.targets.reshape({B * T}));
   if (b.weight != 1.0) loss = loss * b.weight;
-  run.opt.zero_grad();
+  run.opt->zero_grad();
   loss.backward();
   double value = loss.item();  // the whole batch's mean loss, below, on every rank alike
   if (Parallel* par = run.options.parallel) par->finish(), value = par->sum(value) / par->world_size();
@@ -173,7 +190,7 @@ bool train_step(Run& run, const tg::data::Batch& global, double& loss_sum) {
                                 e.what(), run.options.out_dir));
   }
   if (t.clip_grad_norm > 0) tg::optim::clip_grad_norm(run.model.parameters(), t.clip_grad_norm);
-  run.opt.step();
+  run.opt->step();
   ++run.step;
   loss_sum += value;
   return true;

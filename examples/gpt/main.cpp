@@ -67,9 +67,11 @@ int run_train(TrainInputs in, TrainOptions o) {
   fmt::print("data {}: {} training, {} validation, {} test bytes; vocabulary {} bytes\n", d.corpus_path, d.train.size(),
              d.valid.size(), d.test.size(), d.vocab.size());
   const ModelConfig& m = config.model;
-  fmt::print("config '{}': block {}, d_model {}, {} heads, {} layers, {} steps of {} x {} bytes, seed {}\n",
-             config.name, m.block_size, m.d_model, m.num_heads, m.num_layers, config.train.max_steps,
-             config.train.batch_size, m.block_size, o.seed);
+  const TrainConfig& t = config.train;
+  fmt::print("config '{}': block {}, d_model {}, {} heads, {} layers, {} steps of {} x {} bytes, {}, seed {}\n",
+             config.name, m.block_size, m.d_model, m.num_heads, m.num_layers, t.max_steps, t.batch_size, m.block_size,
+             t.muon_lr > 0 ? fmt::format("Muon (lr {}) and AdamW (lr {})", t.muon_lr, t.lr)
+                           : fmt::format("AdamW (lr {})", t.lr), o.seed);
   TrainResult r = train(config, d, o);
   std::vector<std::string> checkpoints;
   for (const fs::path& f : checkpoint_files(o.out_dir)) checkpoints.push_back(f.filename().string());

@@ -33,6 +33,14 @@ expect 1 "is of another configuration; model.d_model is 16 there, 32 here" train
 expect 1 "error: model directory 'corpus.txt' does not exist or is not a directory" train --resume corpus.txt
 mkdir fresh && cp full/config.json fresh/
 expect 1 "error: resume: no checkpoint in 'fresh'" train --resume fresh
+# Muon for the blocks' matrices: another trajectory, and a resumed run again ends with the same weights.
+tiny_config muon 1 0.1 20 10 0.05 >muon.json
+expect 0 "Muon (lr 0.05) and AdamW (lr 0.01)" train --data corpus.txt --config muon.json --out mfull
+! cmp -s mfull/model.safetensors full/model.safetensors || fail "muon_lr 0.05 trained the same weights as AdamW"
+expect 0 "model written to mpart/" train --data corpus.txt --config muon.json --out mpart --steps 10
+expect 0 "10 of 20 steps done" train --resume mpart --steps 20
+cmp mfull/model.safetensors mpart/model.safetensors || fail "the resumed Muon run's weights differ"
+expect 1 "is of another configuration; train.muon_lr is 0.05 there, 0.0 here" train --resume mpart --config tiny.json
 
 # Sampling: streamed after the prompt, the same text for the same seed, other text for another.
 expect 0 "the cat" sample --model full --prompt "the cat" --tokens 40 --seed 3
