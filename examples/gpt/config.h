@@ -25,18 +25,18 @@ struct ModelConfig {
 /// then min_lr (nanoGPT's schedule; decay_steps apart from max_steps, so that a run can be extended without
 /// changing the steps it took).
 struct TrainConfig {
-  int64_t max_steps = 3000;
+  int64_t max_steps = 2800;
   int64_t batch_size = 32;
   double lr = 2e-3;
   double min_lr = 2e-4;
   int64_t warmup_steps = 100;
-  int64_t decay_steps = 3000;
+  int64_t decay_steps = 2800;
   double weight_decay = 0.1;
   /// > 0: the decoder blocks' 2-D weights train by Muon (optim/muon.h, its update's RMS matched to AdamW's) at
   /// this learning rate, scheduled like lr (muon_lr · lr_at(step) / lr), the rest by AdamW; 0: AdamW alone.
-  double muon_lr = 0;
+  double muon_lr = 0.002;
   double clip_grad_norm = 1.0;  ///< 0 = no clipping
-  int64_t eval_interval = 375;  ///< steps between validations (and checkpoints); the last step always validates
+  int64_t eval_interval = 350;  ///< steps between validations (and checkpoints); the last step always validates
   /// Evaluation windows overlap: each window scores only its last eval_stride bytes, so every byte is
   /// predicted from at least block_size - eval_stride bytes of context (the stream's start aside).
   int64_t eval_stride = 64;

@@ -10,7 +10,9 @@ the same validation loss within seed noise). Same model (torch_check.py's Gpt), 
     embedding; every layer drawn on its own (nn.TransformerEncoder deep-copies one layer: we re-draw them);
   - AdamW (betas 0.9, 0.95, eps 1e-8), weight decay on the parameters of 2 or more dims only (embeddings,
     positions, projections), the learning rate warmed up linearly then cosine to min_lr at decay_steps, the
-    gradient norm clipped;
+    gradient norm clipped; with muon_lr > 0, the blocks' matrices by Muon instead (its "match_rms_adamw"
+    lr adjustment, at muon_lr on the same schedule): torch 1.13 has no Muon, so `Muon` below transcribes
+    torch.optim.Muon of PyTorch 2.9, with Newton-Schulz in float32 as ours (PyTorch's casts to bfloat16);
   - validation: bits per byte of the valid stream prefixed with the separator, scored in overlapping windows
     of block_size whose last eval_stride targets count (stream_nats in model.cpp), after every eval_interval
     steps and the last.
@@ -39,9 +41,40 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SEPARATOR = b"\n%\n"
 DEFAULT = {  # config.h
     "model": dict(block_size=128, d_model=128, num_heads=4, num_layers=4, dim_feedforward=512, dropout=0.0),
-    "train": dict(max_steps=3000, batch_size=32, lr=2e-3, min_lr=2e-4, warmup_steps=100, decay_steps=3000,
-                  weight_decay=0.1, clip_grad_norm=1.0, eval_interval=375, eval_stride=64),
+    "train": dict(max_steps=2800, batch_size=32, lr=2e-3, min_lr=2e-4, warmup_steps=100, decay_steps=2800,
+                  weight_decay=0.1, muon_lr=0.002, clip_grad_norm=1.0, eval_interval=350, eval_stride=64),
 }
+
+
+class Muon(torch.optim.Optimizer):
+    """torch.optim.Muon (PyTorch 2.9: momentum 0.95, Nesterov, 5 quintic Newton-Schulz steps, decoupled weight
+    decay), adjust_lr_fn "match_rms_adamw", without the bfloat16 cast; for 2-D parameters only."""
+
+    def __init__(self, params, lr, weight_decay, momentum=0.95):
+        super().__init__(params, dict(lr=lr, weight_decay=weight_decay, momentum=momentum))
+
+    @staticmethod
+    def orthogonalize(update, steps=5, eps=1e-7):
+        a, b, c = 3.4445, -4.7750, 2.0315
+        x = update.T if update.size(0) > update.size(1) else update
+        x = x / x.norm().clamp(min=eps)
+        for _ in range(steps):
+            gram = x @ x.T
+            x = a * x + (b * gram + c * gram @ gram) @ x
+        return x.T if update.size(0) > update.size(1) else x
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            lr, mu = group["lr"], group["momentum"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                buf = self.state[p].setdefault("momentum_buffer", torch.zeros_like(p))
+                buf.lerp_(p.grad, 1 - mu)
+                update = self.orthogonalize(p.grad.lerp(buf, mu))
+                p.mul_(1 - lr * group["weight_decay"])
+                p.add_(update, alpha=-lr * 0.2 * math.sqrt(max(p.shape)))
 
 
 def read_data(corpus, splits):
@@ -129,9 +162,14 @@ def train(config, data, seed, out):
     torch.manual_seed(seed)
     model = build_model(m).train()
     params = list(model.parameters())
-    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": t["weight_decay"]},
-              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
-    opt = torch.optim.AdamW(groups, lr=t["lr"], betas=(0.9, 0.95), eps=1e-8)
+    by_muon = [p for n, p in model.named_parameters()
+               if t["muon_lr"] > 0 and p.dim() == 2 and n.startswith("decoder.layers.")]
+    rest = [p for p in params if all(p is not q for q in by_muon)]
+    groups = [{"params": [p for p in rest if p.dim() >= 2], "weight_decay": t["weight_decay"]},
+              {"params": [p for p in rest if p.dim() < 2], "weight_decay": 0.0}]
+    opts = [torch.optim.AdamW(groups, lr=t["lr"], betas=(0.9, 0.95), eps=1e-8)]
+    if by_muon:
+        opts.append(Muon(by_muon, lr=t["muon_lr"], weight_decay=t["weight_decay"]))
     gen = torch.Generator().manual_seed(seed + 1)
     offsets = torch.arange(T)
     loss_sum, steps, t0, step = 0.0, 0, time.perf_counter(), 0
@@ -139,16 +177,19 @@ def train(config, data, seed, out):
         open(out, "w").close()  # a new run's log: a rerun must not follow an older run's lines
     for starts in batches(len(train_ids) - T, B, gen):
         lr = lr_at(t, step)
-        for g in opt.param_groups:
-            g["lr"] = lr
+        for opt in opts:
+            for g in opt.param_groups:
+                g["lr"] = lr if isinstance(opt, torch.optim.AdamW) else lr / t["lr"] * t["muon_lr"]
         idx = starts[:, None] + offsets  # (b, T)
         logits = model(train_ids[idx])
         loss = F.cross_entropy(logits.reshape(-1, vocab_size), train_ids[idx + 1].reshape(-1))
-        opt.zero_grad()
+        for opt in opts:
+            opt.zero_grad()
         loss.backward()
         if t["clip_grad_norm"] > 0:
             nn.utils.clip_grad_norm_(params, t["clip_grad_norm"])
-        opt.step()
+        for opt in opts:
+            opt.step()
         step, steps, loss_sum = step + 1, steps + 1, loss_sum + loss.item()
         if step % t["eval_interval"] == 0 or step == t["max_steps"]:
             valid_bpc = bits_per_byte(model, separator, valid_ids, T, t["eval_stride"])
