@@ -188,3 +188,12 @@ TEST_CASE("MuonWithAdamW names the part whose parameter or option is wrong") {
   CHECK_THROWS_WITH_AS(MuonWithAdamW({{.params = w}}, {}, {{.params = {w[0]}}}, {}),
                        doctest::Contains("MuonWithAdamW: parameter 2 appears twice (also parameter 0)"), ValueError);
 }
+
+TEST_CASE("a zero gradient gives a zero update (eps, not 0/0): Muon only decays the weights") {
+  std::vector<Variable> params = muon_params();
+  const Tensor before = params[0].value().clone();
+  Muon opt(params, {.lr = 0.02, .weight_decay = 0.1});
+  for (Variable& p : params) p.set_grad(zeros_like(p.value()));
+  opt.step();
+  CHECK(tg::test::max_abs_diff(params[0].value(), (before * (1 - 0.02 * 0.1)).to_vector<double>()) == 0);
+}
