@@ -86,6 +86,8 @@ expect 1 "error: model directory 'nowhere' does not exist or is not a directory"
 expect 1 "error: unknown config 'big'" train --data corpus.txt --config big --out bad
 echo '{"model": {"width": 3}}' >width.json
 expect 1 "error: config: unknown key 'model.width'" train --data corpus.txt --config width.json --out bad
+echo '{"train": {"muon_lr": -1}}' >muon_neg.json
+expect 1 "error: train: muon_lr must be finite and >= 0 (0: AdamW alone), got -1" train --data corpus.txt --config muon_neg.json --out bad
 
 # Files and streams (issue 28): every write checked, stdout too, and none half done; every read bounded.
 set +e; "$bin" --threads 1 sample --model full --prompt "the" --tokens 5 >/dev/full 2>err.txt; got=$?; set -e
