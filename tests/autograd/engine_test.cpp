@@ -3,10 +3,14 @@
 // second derivatives, anomaly detection and the DOT export.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "autograd/check.h"
 #include "autograd/functions.h"
+#include "autograd/node.h"
 
 using namespace tg;
 using tg::test::check_values;
@@ -22,6 +26,32 @@ TEST_CASE("gradients accumulate into leaves across backward calls until zero_gra
   CHECK_FALSE(x.grad().defined());
   sum(x * x).backward();
   check_values(x.grad(), {2, 4});
+}
+
+// The engine runs a graph's nodes latest first by their creation numbers, so a node must never be numbered below
+// the nodes it takes inputs from, even while another thread records its own graph (an ensemble's members).
+TEST_CASE("nodes recorded on two threads at once get distinct numbers, increasing on each thread") {
+  constexpr int ops = 50000;
+  std::vector<uint64_t> numbers[2];
+  auto chain = [&](std::vector<uint64_t>& out) {
+    Variable y = leaf({1.0});
+    const Variable w = leaf({1.0});
+    std::vector<Variable> keep;  // each output keeps its node alive, and with it its number
+    for (int i = 0; i < ops; ++i) {
+      y = y * w;
+      keep.push_back(y);
+      out.push_back(y.grad_fn()->sequence);
+    }
+  };
+  std::thread other(chain, std::ref(numbers[1]));
+  chain(numbers[0]);
+  other.join();
+  for (const auto& n : numbers)  // strictly increasing: no neighbours where the later is not larger
+    CHECK(std::adjacent_find(n.begin(), n.end(), std::greater_equal<uint64_t>()) == n.end());
+  std::vector<uint64_t> all(numbers[0]);
+  all.insert(all.end(), numbers[1].begin(), numbers[1].end());
+  std::sort(all.begin(), all.end());
+  CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());
 }
 
 TEST_CASE("a later backward sums into the leaf's gradient in place when nothing else holds it") {
