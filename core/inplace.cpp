@@ -169,11 +169,15 @@ Tensor& Tensor::copy_(const Tensor& src) {
         });
       }
       if (is_contiguous() && src.is_contiguous() && src.shape() == shape_) {
-        for (int64_t i = 0; i < numel_; ++i) pd[i] = D(ps[i]);
+        cpu::parallel_for(numel_, cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
+          for (int64_t i = lo; i < hi; ++i) pd[i] = D(ps[i]);
+        });
         return;
       }
-      cpu::visit<2>(shape_, {strides_, detail::broadcast_strides(src, shape_)},
-                       [&](const std::array<int64_t, 2>& o) { pd[o[0]] = D(ps[o[1]]); });
+      // Over the pool: attention's causal row blocks write their key and value gradients into slices of
+      // zeros (slice_backward), 2^19 elements each in the GPT default.
+      cpu::parallel_visit<2>(shape_, {strides_, detail::broadcast_strides(src, shape_)},
+                             [&](const std::array<int64_t, 2>& o) { pd[o[0]] = D(ps[o[1]]); });
     });
   });
   ++storage_->version;
@@ -189,8 +193,11 @@ Tensor& Tensor::fill_(double value) {
     const T v = T(value);
     // A contiguous tensor (every zeros() and ones()) in one flat fill, which the compiler vectorises; the
     // strided walk does not.
-    if (is_contiguous()) return void(std::fill_n(p, numel_, v));
-    cpu::visit<1>(shape_, {strides_}, [&](const std::array<int64_t, 1>& o) { p[o[0]] = v; });
+    if (is_contiguous()) {
+      cpu::parallel_for(numel_, cpu::kGrainElements, [&](int64_t lo, int64_t hi) { std::fill(p + lo, p + hi, v); });
+      return;
+    }
+    cpu::parallel_visit<1>(shape_, {strides_}, [&](const std::array<int64_t, 1>& o) { p[o[0]] = v; });
   });
   ++storage_->version;
   return *this;

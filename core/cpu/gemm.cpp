@@ -20,8 +20,10 @@ namespace {
 // at any thread count.
 constexpr double kSplitMNK = 256.0 * 256.0 * 256.0;
 constexpr int64_t kSplitRows = 48;
-// Work of fewer multiply-adds than this per thread (100-200 µs) is not worth waking one for (parallel.h).
-constexpr double kThreadWork = double(int64_t(1) << 23);
+// Work of fewer multiply-adds than this per thread is not worth waking one for: several times a parallel region's
+// cost (kernels.h). Causal attention's row blocks are products of a few million multiply-adds over all heads: a
+// larger threshold ran them on one thread (bench/RESULTS.md, "Issue 24, two threads on the GPT step").
+constexpr double kThreadWork = double(int64_t(1) << 21);
 // The entries (or parts) one thread takes at least, each of `mnk` multiply-adds.
 int64_t grain(double mnk) { return std::max<int64_t>(1, int64_t(kThreadWork / std::max(mnk, 1.0))); }
 

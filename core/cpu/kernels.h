@@ -27,8 +27,10 @@ int threads_here();
 /// How many elements of a light elementwise kernel (a few tenths of a ns each) are worth a thread: a parallel
 /// region costs microseconds while the worker is awake and tens of them when it must be woken from sleep on a
 /// VM, so a small tensor runs on one thread (bench/RESULTS.md, "Measurements behind the code"). Kernels size
-/// their grains from it, a quarter of it for heavier elements (exp, sqrt).
-inline constexpr int64_t kGrainElements = int64_t(1) << 19;
+/// their grains from it, a quarter of it for heavier elements (exp, sqrt). Each thread takes a grain or more,
+/// so 2^19 elements (the GPT default's (32, 128, 128) activations) are the least that two threads share
+/// (bench/RESULTS.md, "Issue 24, two threads on the GPT step").
+inline constexpr int64_t kGrainElements = int64_t(1) << 18;
 
 /// parallel_for's general case: chunks on the pool, or f(0, n) when the pool is busy or has one thread.
 void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f);
@@ -38,7 +40,7 @@ void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int6
 template <class F>
 void parallel_for(int64_t n, int64_t grain, F&& f) {
   if (n <= 0) return;
-  if (n <= grain) return f(int64_t(0), n);
+  if (n - grain < grain) return f(int64_t(0), n);  // fewer than two grains (n < 2·grain, without overflow)
   parallel_for_chunks(n, grain, f);
 }
 

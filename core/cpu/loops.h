@@ -1,6 +1,8 @@
 #pragma once
 // The loops of core's elementwise ops, templates on the op's element function so that it is inlined: flat lines
 // (through the Highway arithmetic lines of binary.cpp where they have the op), and the strided walk (visit.h).
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <type_traits>
@@ -57,6 +59,27 @@ void unary_map(const T* x, const Shape& shape, const Strides& strides, bool cont
     int64_t i = 0;
     visit<1>(shape, {strides}, [&](const std::array<int64_t, 1>& o) { y[i++] = f(x[o[0]]); });
   }
+}
+
+/// visit<N>(shape, st, f) over the pool: the outermost dim of more than one index is split into runs of whole
+/// sub-tensors of kGrainElements elements or more, one run a thread. f must write only its own element
+/// (copy_, fill_): which thread visits an index changes no result.
+template <size_t N, class F>
+void parallel_visit(const Shape& shape, const std::array<Strides, N>& st, F f) {
+  size_t d0 = 0;
+  while (d0 + 1 < shape.size() && shape[d0] == 1) ++d0;
+  if (shape.empty() || shape.numel() < 2 * kGrainElements) return visit<N>(shape, st, f);
+  const int64_t rest = shape.numel() / shape[d0];
+  parallel_for(shape[d0], std::max<int64_t>(1, kGrainElements / rest), [&](int64_t lo, int64_t hi) {
+    Shape part = shape;
+    part[d0] = hi - lo;
+    std::array<int64_t, N> base;
+    for (size_t k = 0; k < N; ++k) base[k] = lo * st[k][d0];
+    visit<N>(part, st, [&](std::array<int64_t, N> o) {
+      for (size_t k = 0; k < N; ++k) o[k] += base[k];
+      f(o);
+    });
+  });
 }
 
 /// Calls loop(a_step, b_step), a step std::integral_constant 1 where its operand is full and 0 where one element

@@ -18,8 +18,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 template <class T>
 constexpr bool is_f32 = std::is_same_v<T, float>;
 
-// Lines of about a quarter of kGrainElements elements or more per thread: exp and division are heavier.
-int64_t line_grain(int64_t n) { return std::max<int64_t>(1, kGrainElements / 4 / std::max<int64_t>(n, 1)); }
+// Lines of about a third of kGrainElements elements or more per thread: exp and division are heavier. Not a
+// quarter: then 2^17 elements split in two, and a small model's attention softmax woke a cold worker every call
+// for too little work (bench/RESULTS.md, "Issue 24, two threads on the GPT step").
+int64_t line_grain(int64_t n) { return std::max<int64_t>(1, kGrainElements / 3 / std::max<int64_t>(n, 1)); }
 
 // Calls f(base, n, stride) for every line of a split contiguous tensor, base the line's first element, over the
 // pool. Empty lines hold nothing to write, and their tensors may have no storage at all (a null base).

@@ -140,7 +140,7 @@ int threads_here() { return t_in_parallel ? 1 : g_threads.load(); }
 
 void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
   if (n <= 0) return;
-  const int64_t most = (n + grain - 1) / std::max<int64_t>(grain, 1);
+  const int64_t most = n / std::max<int64_t>(grain, 1);  // chunks of a grain or more
   std::unique_lock lock(g_pool_mu, std::defer_lock);
   if (most <= 1 || t_in_parallel || !lock.try_lock()) return f(0, n);
   // Read the thread count under the lock that set_num_threads resizes the pool under: read before it, a

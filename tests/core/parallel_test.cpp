@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 
@@ -82,11 +83,11 @@ TEST_CASE("kernels give identical results with 1 and 2 threads, across pool resi
   for (int64_t i = 0; i < n; i += 4099) CHECK(two[0][i] == double(float(xs[i]) + float(ys[i])));
 }
 
-TEST_CASE("cpu::parallel_for covers [0, n) exactly once, in chunks of at least grain") {
+TEST_CASE("cpu::parallel_for covers [0, n) exactly once, in chunks of at least grain, split from two grains") {
   ThreadsGuard guard;
   for (int threads : {1, 2, 4}) {
     set_num_threads(threads);
-    for (int64_t n : {0, 1, 7, 1000, 100003}) {
+    for (int64_t n : {0, 1, 7, 100, 199, 200, 1000, 100003}) {
       CAPTURE(threads);
       CAPTURE(n);
       std::vector<std::atomic<int>> hits(n);
@@ -102,7 +103,8 @@ TEST_CASE("cpu::parallel_for covers [0, n) exactly once, in chunks of at least g
       CHECK(once);
       CHECK(calls <= threads);
       if (n == 0) CHECK(calls == 0);
-      if (n > 0 && n <= 100) CHECK(calls == 1);
+      if (n > 0 && n < 200) CHECK(calls == 1);
+      if (n >= 200) CHECK(calls == std::min<int64_t>(threads, n / 100));  // nothing else holds the pool here
       if (calls > 1) CHECK(smallest >= 100);
     }
   }
