@@ -244,7 +244,7 @@ struct AdamScalars {
 /// and f64 operations in its order, no fused multiply-add).
 void adam_f32(float* p, const float* g, float* m, float* v, float* v_max, int64_t n, const AdamScalars& a);
 
-// ---- elementwise (unary.cpp, binary.cpp, reduce.cpp) ----
+// ---- elementwise (unary.cpp, pointwise.cpp, binary.cpp, reduce.cpp) ----
 // Lines of n contiguous values; y may be x. Accuracies in ulp of the result (the denormal step below FLT_MIN),
 // measured against the function in double (tests/core/unary_test.cpp, on every Highway target).
 
@@ -268,6 +268,20 @@ void gelu_tanh_f32(const float* x, float* y, int64_t n);
 /// near x = -0.75; 5 ulp on targets without FMA: SSE4, scalar), then one product. NaN for x NaN; the limits 1 at +inf
 /// and 0 at -inf (PyTorch: NaN).
 void gelu_backward_f32(const float* dy, const float* x, float* dx, int64_t n);
+
+/// The f64 gelu_backward_f32: dx = dy·(Φ(x) + x·φ(x)) with libm's erfc and exp in double, the limits 1 and 0 at
+/// ±inf; a scalar loop (pointwise.cpp), as are the two below.
+void gelu_backward_f64(const double* dy, const double* x, double* dx, int64_t n);
+/// dx = dy·(1 - y·y) from tanh's output y, each operation in T (the bits of the composition); T = float or double.
+template <class T>
+void tanh_backward(const T* dy, const T* y, T* dx, int64_t n);
+/// Whether none of x[0, n) is inf or NaN, tested on the bits (exponent all ones) so that the loop vectorises;
+/// T = float or double.
+template <class T>
+bool all_finite(const T* x, int64_t n);
+
+/// out[r, j] = row[j] for r < rows and j < n (linear's output prefilled with its bias), rows threaded over the pool.
+void repeat_row(const float* row, float* out, int64_t rows, int64_t n);
 
 /// The exact IEEE arithmetic of core's binary ops (the same bits on every target and as a scalar loop).
 enum class Arith { add, sub, mul, div };
@@ -294,6 +308,7 @@ void move_slices(const T* src, T* dst, Around s, Around d, const std::vector<std
 template <class T>
 void bag_sum(const T* rows, const int64_t* index, int64_t M, int64_t N, int64_t D, int64_t padding_idx, bool adjoint,
              T* out);
+
 
 // ---- row reductions (reduce_rows.cpp) ----
 // `rows` contiguous rows of len, one result per row, threaded over rows. Float sums accumulate in double in the
