@@ -309,6 +309,14 @@ template <class T>
 void bag_sum(const T* rows, const int64_t* index, int64_t M, int64_t N, int64_t D, int64_t padding_idx, bool adjoint,
              T* out);
 
+/// gather: out[p] = x at p's coordinates with the one along `dim` replaced by index[p], for each position p of the
+/// contiguous index of shape `is` (x contiguous of shape `xs`, same ndim). T = float, double, int64_t or bool.
+template <class T>
+void gather_along(const T* x, const Shape& xs, const int64_t* index, const Shape& is, int64_t dim, T* out);
+/// scatter (scatter_add with `add`): x at gather_along's position for p = src[p] (+= src[p]), in the order of p, so
+/// that among repeated positions the last write wins; src contiguous of the index's shape `is`.
+template <class T>
+void scatter_along(const T* src, const int64_t* index, const Shape& is, int64_t dim, const Shape& xs, bool add, T* x);
 
 // ---- row reductions (reduce_rows.cpp) ----
 // `rows` contiguous rows of len, one result per row, threaded over rows. Float sums accumulate in double in the
