@@ -1,12 +1,13 @@
 #pragma once
 // The kernel room's one door. What core/ (and Adam) computes on raw buffers, it computes through these
 // functions: the thread pool's loops, the memory pool and page cache, the small-GEMM kernel and the batched
-// products, the softmax and layer-norm lines, the row reductions, lookups, elementwise, packed-mask,
-// random-lane and Adam kernels; core/ keeps the checks, dtype dispatch, layouts and outputs. The SIMD kernels
-// are written once on Google Highway and dispatched at run time to the best target the CPU has (AVX-512, AVX2,
-// SSE4, NEON, SVE, scalar). The room (core/cpu/) is the only place with SIMD; nothing outside it includes
-// Highway, and its headers are not installed: these are not public API. The loops that take an op's element
-// function are templates, in loops.h and visit.h.
+// products (and the probe of which BLAS runs them, blas.cpp), the softmax and layer-norm lines, the row
+// reductions, lookups, elementwise, packed-mask, random-lane and Adam kernels; core/ keeps the checks, dtype
+// dispatch, layouts (which loop a layout takes) and outputs. The SIMD kernels are written once on Google Highway
+// and dispatched at run time to the best target the CPU has (AVX-512, AVX2, SSE4, NEON, SVE, scalar). The room
+// (core/cpu/) is the only place with SIMD; nothing outside it includes Highway or OpenBLAS, and its headers are
+// not installed: these are not public API. The loops that take an op's element function (binary, where,
+// masked_fill, the in-place updates, copies and fills) are templates, in loops.h and visit.h.
 // Pointers are contiguous f32 unless said otherwise; n counts elements.
 #include <cstddef>
 #include <cstdint>
