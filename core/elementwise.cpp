@@ -1,11 +1,10 @@
 // Binary elementwise kernels with NumPy broadcasting and PyTorch's type promotion: arithmetic, comparisons,
 // logical ops, where.
 // One template (binary) serves them all: a flat, threaded loop when both operands are contiguous with the
-// output's shape (or one is a scalar or a repeated row), the strided visit otherwise. The loops are the kernel
-// room's (core/cpu/loops.h); the flat f32 and f64 add, sub, mul and div run its Highway lines.
+// output's shape (or one is a scalar or a repeated row), the strided visit otherwise: binary picks the layout, the
+// loops are the kernel room's (core/cpu/loops.h); the flat f32 and f64 add, sub, mul and div run its Highway lines.
 #include <cmath>
 #include <optional>
-#include <type_traits>
 
 #include "core/cpu/loops.h"
 #include "core/kernel_util.h"
@@ -63,35 +62,21 @@ Tensor binary(const Tensor& a, const Tensor& b, DType out_dtype, const char* op,
   Out* po = out.data<Out>();
   const bool a_full = (same || a.shape() == shape) && a.is_contiguous();
   if (a_full && (same || b.shape() == shape) && b.is_contiguous()) {
-    cpu::parallel_for(out.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
-      cpu::binary_line(k, f, pa + lo, false, pb + lo, false, po + lo, hi - lo);
-    });
+    cpu::binary_flat(k, f, pa, false, pb, false, po, out.numel());
   } else if (a_full && b.numel() == 1) {
-    cpu::parallel_for(out.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
-      cpu::binary_line(k, f, pa + lo, false, pb, true, po + lo, hi - lo);
-    });
+    cpu::binary_flat(k, f, pa, false, pb, true, po, out.numel());
   } else if (a.numel() == 1 && b.shape() == shape && b.is_contiguous()) {
-    cpu::parallel_for(out.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
-      cpu::binary_line(k, f, pa, true, pb + lo, false, po + lo, hi - lo);
-    });
+    cpu::binary_flat(k, f, pa, true, pb, false, po, out.numel());
   } else if (const Tensor& row = a_full ? b : a;
              (a_full || (b.shape() == shape && b.is_contiguous())) && row.numel() > 0 && row.is_contiguous() &&
              repeats_rows(row.shape(), shape)) {
     // One operand full, the other a row of m repeated (a bias): row by row, no index arithmetic per element.
     const int64_t m = row.numel();
-    const T* full = a_full ? pa : pb;
-    cpu::parallel_for(out.numel() / m, std::max<int64_t>(1, cpu::kGrainElements / m), [&](int64_t lo, int64_t hi) {
-      cpu::binary_rows(k, f, full + lo * m, a_full ? pb : pa, !a_full, po + lo * m, hi - lo, m);
-    });
-  } else if (b.numel() == 1) {  // a strided view times a scalar (attention's q / √d): walk a alone
-    const T s = pb[0];
-    int64_t i = 0;
-    cpu::visit<1>(shape, {detail::broadcast_strides(a, shape)},
-                     [&](const std::array<int64_t, 1>& o) { po[i++] = f(pa[o[0]], s); });
-  } else {
-    int64_t i = 0;
-    cpu::visit<2>(shape, {detail::broadcast_strides(a, shape), detail::broadcast_strides(b, shape)},
-                     [&](const std::array<int64_t, 2>& o) { po[i++] = f(pa[o[0]], pb[o[1]]); });
+    cpu::binary_rows_flat(k, f, a_full ? pa : pb, a_full ? pb : pa, !a_full, po, out.numel() / m, m);
+  } else {  // the strided walk; a b of one element (attention's q / √d) walks a alone
+    const bool b_one = b.numel() == 1;
+    cpu::binary_strided<Out>(f, shape, pa, detail::broadcast_strides(a, shape), pb,
+                             b_one ? Strides{} : detail::broadcast_strides(b, shape), b_one, po);
   }
   return out;
 }
@@ -108,6 +93,8 @@ Tensor arith(const Tensor& a, const Tensor& b, const char* op, F f, std::optiona
   });
 }
 
+// Floating ops: f32 or f64 in and out (DTypeError naming op otherwise); with true_division, integer and bool
+// operands compute in f32.
 template <class F>
 Tensor floating(const Tensor& a, const Tensor& b, const char* op, F f, std::optional<cpu::Arith> k = std::nullopt,
                 bool true_division = false) {
@@ -119,6 +106,7 @@ Tensor floating(const Tensor& a, const Tensor& b, const char* op, F f, std::opti
   });
 }
 
+// Comparisons: the operands in their promoted dtype, a bool out.
 template <class F>
 Tensor compare(const Tensor& a, const Tensor& b, const char* op, F f) {
   return with_promoted(a, b, op, false, [&](const Tensor& pa, const Tensor& pb) {
@@ -129,6 +117,7 @@ Tensor compare(const Tensor& a, const Tensor& b, const char* op, F f) {
   });
 }
 
+// Logical ops on two bool masks (DTypeError naming op for any other dtype).
 template <class F>
 Tensor logical(const Tensor& a, const Tensor& b, const char* op, F f) {
   detail::check_defined(a, op, "an operand");
@@ -258,22 +247,12 @@ Tensor where(const Tensor& cond, const Tensor& a_in, const Tensor& b_in) {
       const bool* pc = cond.data<bool>();
       const T *pa = a.data<T>(), *pb = b.data<T>();
       T* po = out.data<T>();
-      // Flat when cond is laid out as the output and a and b are too or are one element (relu's backward):
-      // one indexed loop, with each step (0 or 1) a compile-time constant so that the select vectorises.
+      // Flat when cond is laid out as the output and a and b are too or are one element (relu's backward).
       auto full = [&](const Tensor& t) { return t.shape() == shape && t.is_contiguous(); };
-      if (full(cond) && (full(a) || a.numel() == 1) && (full(b) || b.numel() == 1)) {
-        return cpu::with_steps(full(a), full(b), [&](auto a_step, auto b_step) {
-          for (int64_t i = 0; i < out.numel(); ++i) {
-            const T x = pa[i * a_step], y = pb[i * b_step];
-            po[i] = pc[i] ? x : y;
-          }
-        });
-      }
-      int64_t i = 0;
-      cpu::visit<3>(shape,
-                       {detail::broadcast_strides(cond, shape), detail::broadcast_strides(a, shape),
-                        detail::broadcast_strides(b, shape)},
-                       [&](const std::array<int64_t, 3>& o) { po[i++] = pc[o[0]] ? pa[o[1]] : pb[o[2]]; });
+      if (full(cond) && (full(a) || a.numel() == 1) && (full(b) || b.numel() == 1))
+        return cpu::select_flat(pc, pa, full(a), pb, full(b), po, out.numel());
+      cpu::select_strided(shape, pc, detail::broadcast_strides(cond, shape), pa, detail::broadcast_strides(a, shape), pb,
+                          detail::broadcast_strides(b, shape), po);
     });
     return out;
   });
@@ -290,11 +269,8 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   Tensor out = x.clone(), fill = scalar_tensor(value, x.dtype());
   detail::dispatch(x.dtype(), [&](auto z) {
     using T = decltype(z);
-    const bool* pm = mask.data<bool>();
-    T* po = out.data<T>();
-    const T v = fill.data<T>()[0];
-    cpu::visit<2>(out.shape(), {out.strides(), detail::broadcast_strides(mask, out.shape())},
-                     [&](const std::array<int64_t, 2>& o) { po[o[0]] = pm[o[1]] ? v : po[o[0]]; });
+    cpu::fill_where(out.shape(), out.data<T>(), out.strides(), mask.data<bool>(),
+                    detail::broadcast_strides(mask, out.shape()), fill.data<T>()[0]);
   });
   return out;
 }

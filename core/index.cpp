@@ -63,10 +63,9 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
 
 namespace {
 
-// Walks every position of `index` (contiguous), calling f(flat position, offset into x's layout) where
-// the coordinate along `dim` is replaced by the index value; checks shapes and ranges first.
-template <class F>
-void for_each_gathered(const Tensor& x, int64_t dim, const Tensor& index, const char* op, F f) {
+// The contiguous index of gather, scatter and scatter_add, after checking it against x: i64, x's ndim, within x's
+// shape outside `dim`, every entry in [0, x's size along dim) (IndexError naming the first that is not).
+Tensor gather_index(const Tensor& x, int64_t dim, const Tensor& index, const char* op) {
   detail::check_defined(index, op, "the index");
   check<DTypeError>(index.dtype() == i64, "{}: indices must be i64, got {}", op, index.dtype());
   check<ShapeError>(index.dim() == x.dim(), "{}: index shape {} and input shape {} differ in ndim", op, index.shape(),
@@ -76,18 +75,10 @@ void for_each_gathered(const Tensor& x, int64_t dim, const Tensor& index, const 
                       op, index.shape(), x.shape(), d);
   Tensor ic = index.contiguous();
   const int64_t* pi = ic.data<int64_t>();
-  Strides xs = contiguous_strides(x.shape()), is = contiguous_strides(index.shape());
   const int64_t size = x.dim() ? x.shape()[dim] : 1;
-  for (int64_t p = 0; p < ic.numel(); ++p) {
-    int64_t v = pi[p], off = 0, rem = p;
-    check<IndexError>(v >= 0 && v < size, "{}: index {} is out of range [0, {})", op, v, size);
-    for (int64_t d = 0; d < x.dim(); ++d) {
-      int64_t coord = rem / is[d];
-      rem %= is[d];
-      off += (d == dim ? v : coord) * xs[d];
-    }
-    f(p, off);
-  }
+  for (int64_t p = 0; p < ic.numel(); ++p)
+    check<IndexError>(pi[p] >= 0 && pi[p] < size, "{}: index {} is out of range [0, {})", op, pi[p], size);
+  return ic;
 }
 
 // Checks of an embedding bag's (M, N) index against V rows; its entries, row-major.
@@ -134,11 +125,10 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
   detail::check_defined(x, "gather");
   dim = normalize_dim(dim, x.dim(), "gather");
   Tensor c = x.contiguous(), out = empty(index.shape(), x.dtype());
+  const Tensor ic = gather_index(x, dim, index, "gather");
   detail::dispatch(x.dtype(), [&](auto z) {
     using T = decltype(z);
-    const T* px = c.data<T>();
-    T* po = out.data<T>();
-    for_each_gathered(x, dim, index, "gather", [&](int64_t p, int64_t off) { po[p] = px[off]; });
+    cpu::gather_along(c.data<T>(), c.shape(), ic.data<int64_t>(), ic.shape(), dim, out.data<T>());
   });
   return out;
 }
@@ -165,11 +155,10 @@ Tensor scattered(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
   Tensor s = source_corner(source, index, op);
   check<DTypeError>(x.dtype() == s.dtype(), "{}: dtypes differ: {} vs {}", op, x.dtype(), s.dtype());
   Tensor out = x.clone();
+  const Tensor ic = gather_index(x, dim, index, op);
   detail::dispatch(x.dtype(), [&](auto z) {
     using T = decltype(z);
-    const T* ps = s.data<T>();
-    T* po = out.data<T>();
-    for_each_gathered(x, dim, index, op, [&](int64_t p, int64_t off) { po[off] = add ? T(po[off] + ps[p]) : ps[p]; });
+    cpu::scatter_along(s.data<T>(), ic.data<int64_t>(), ic.shape(), dim, out.shape(), add, out.data<T>());
   });
   return out;
 }

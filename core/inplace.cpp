@@ -21,21 +21,14 @@ void update3(Tensor& dst, const Tensor& a, const Tensor& b, F f) {
   T* pd = dst.data<T>();
   const T *pa = a.data<T>(), *pb = b.data<T>();
   const Shape& s = dst.shape();
-  // Flat when a and b are laid out as dst or are one element (the optimizers' m.mul_(β)); each step (0 or 1)
-  // is a compile-time constant, so that the loop vectorises.
+  // Flat when a and b are laid out as dst or are one element (the optimizers' m.mul_(β)).
   // Each operand's shape is compared once (add_ and mul_ pass theirs twice): on small tensors these compares
   // were half of an update.
   auto full = [&](const Tensor& t) { return t.is_contiguous() && t.shape() == s; };
   const bool a_full = full(a), b_full = &b == &a ? a_full : full(b);
-  if (dst.is_contiguous() && (a_full || a.numel() == 1) && (b_full || b.numel() == 1)) {
-    return cpu::with_steps(a_full, b_full, [&](auto a_step, auto b_step) {
-      cpu::parallel_for(dst.numel(), cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i) pd[i] = f(pd[i], pa[i * a_step], pb[i * b_step]);
-      });
-    });
-  }
-  cpu::visit<3>(s, {dst.strides(), detail::broadcast_strides(a, s), detail::broadcast_strides(b, s)},
-                   [&](const std::array<int64_t, 3>& o) { pd[o[0]] = f(pd[o[0]], pa[o[1]], pb[o[2]]); });
+  if (dst.is_contiguous() && (a_full || a.numel() == 1) && (b_full || b.numel() == 1))
+    return cpu::update_flat(pd, pa, a_full, pb, b_full, dst.numel(), f);
+  cpu::update_strided(s, pd, dst.strides(), pa, detail::broadcast_strides(a, s), pb, detail::broadcast_strides(b, s), f);
 }
 
 // A destination with a stride-0 dim of size > 1 (an expand) has several elements at one address: an
@@ -168,16 +161,10 @@ Tensor& Tensor::copy_(const Tensor& src) {
           check_representable(double(ps[o[0]]), dtype_, "copy_");
         });
       }
-      if (is_contiguous() && src.is_contiguous() && src.shape() == shape_) {
-        cpu::parallel_for(numel_, cpu::kGrainElements, [&](int64_t lo, int64_t hi) {
-          for (int64_t i = lo; i < hi; ++i) pd[i] = D(ps[i]);
-        });
-        return;
-      }
-      // Over the pool: attention's causal row blocks write their key and value gradients into slices of
-      // zeros (slice_backward), 2^19 elements each in the GPT default.
-      cpu::parallel_visit<2>(shape_, {strides_, detail::broadcast_strides(src, shape_)},
-                             [&](const std::array<int64_t, 2>& o) { pd[o[0]] = D(ps[o[1]]); });
+      if (is_contiguous() && src.is_contiguous() && src.shape() == shape_) return cpu::convert(ps, pd, numel_);
+      // Strided copies run over the pool too: attention's causal row blocks write their key and value gradients
+      // into slices of zeros (slice_backward), 2^19 elements each in the GPT default.
+      cpu::convert_strided(shape_, pd, strides_, ps, detail::broadcast_strides(src, shape_));
     });
   });
   ++storage_->version;
@@ -193,11 +180,8 @@ Tensor& Tensor::fill_(double value) {
     const T v = T(value);
     // A contiguous tensor (every zeros() and ones()) in one flat fill, which the compiler vectorises; the
     // strided walk does not.
-    if (is_contiguous()) {
-      cpu::parallel_for(numel_, cpu::kGrainElements, [&](int64_t lo, int64_t hi) { std::fill(p + lo, p + hi, v); });
-      return;
-    }
-    cpu::parallel_visit<1>(shape_, {strides_}, [&](const std::array<int64_t, 1>& o) { p[o[0]] = v; });
+    if (is_contiguous()) return cpu::fill_flat(p, numel_, v);
+    cpu::fill_strided(shape_, p, strides_, v);
   });
   ++storage_->version;
   return *this;

@@ -18,11 +18,16 @@ cpu::IndexMaps identity_maps(const Shape& shape) {
   return maps;
 }
 
-// x gathered through `maps` (one per dim of x) into a new contiguous tensor; `fill` where a map says -1.
-Tensor gather_maps(const Tensor& x, const cpu::IndexMaps& maps, double fill = 0) {
+// The shape of what `maps` gather: one dim per map, of the map's length.
+Shape maps_shape(const cpu::IndexMaps& maps) {
   Shape shape;
   for (const auto& m : maps) shape.push_back(int64_t(m.size()));
-  Tensor out = empty(shape, x.dtype()), value = scalar_tensor(fill, x.dtype());
+  return shape;
+}
+
+// x gathered through `maps` (one per dim of x) into a new contiguous tensor; `fill` where a map says -1.
+Tensor gather_maps(const Tensor& x, const cpu::IndexMaps& maps, double fill = 0) {
+  Tensor out = empty(maps_shape(maps), x.dtype()), value = scalar_tensor(fill, x.dtype());
   if (out.numel() == 0) return out;
   detail::dispatch(x.dtype(), [&](auto z) {
     using T = decltype(z);
@@ -128,8 +133,7 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, PadMode mode, doub
 Tensor pad_backward(const Tensor& dy, const Shape& shape, const std::vector<int64_t>& pads, PadMode mode) {
   detail::check_defined(dy, "pad_backward");
   const cpu::IndexMaps maps = pad_maps(shape, pads, mode, "pad_backward");
-  Shape padded;
-  for (const auto& m : maps) padded.push_back(int64_t(m.size()));
+  const Shape padded = maps_shape(maps);
   check<ShapeError>(dy.shape() == padded, "pad_backward: dy {} is not the padded shape {} of {}", dy.shape(), padded,
                     shape);
   Tensor g = dy.contiguous(), out = zeros(shape, dy.dtype());

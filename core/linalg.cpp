@@ -129,10 +129,7 @@ Tensor linear_with_bias(const Tensor& x, const Tensor& weight, const Tensor& bia
                                 1, pb);
     return out;
   }
-  cpu::parallel_for(M, std::max<int64_t>(1, cpu::kGrainElements / N), [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i)
-      std::copy(pb, pb + N, po + i * N);
-  });
+  cpu::repeat_row(pb, po, M, N);
   batched_into(x.reshape({M, K}), weight.mT(), out.view({M, N}), true);
   return out;
 }

@@ -2,7 +2,6 @@
 // silu and gelu run the kernel room's lines (core/cpu/kernels.h) over threaded chunks; the other ops, and every
 // op in f64, are portable scalar C++ here: a flat, threaded loop the compiler vectorises for contiguous inputs,
 // the strided visit for other layouts.
-#include <bit>
 #include <cmath>
 #include <type_traits>
 
@@ -129,16 +128,8 @@ Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
   return elementwise_backward(dy, x, "gelu_backward", "x", grain, [](auto z, const auto* pg, const auto* px, auto* po,
                                                                      int64_t n) {
     using T = decltype(z);
-    if constexpr (std::is_same_v<T, float>) {
-      cpu::gelu_backward_f32(pg, px, po, n);
-    } else {
-      for (int64_t i = 0; i < n; ++i) {
-        const double v = px[i];  // the limits 1 and 0 at ±inf, where v·φ(v) would be inf·0
-        po[i] = pg[i] * (std::isinf(v) ? double(v > 0)
-                                       : 0.5 * std::erfc(-v * 0.7071067811865476) +
-                                             v * 0.3989422804014327 * std::exp(-0.5 * v * v));
-      }
-    }
+    if constexpr (std::is_same_v<T, float>) cpu::gelu_backward_f32(pg, px, po, n);
+    else cpu::gelu_backward_f64(pg, px, po, n);
   });
 }
 
@@ -146,9 +137,8 @@ Tensor gelu_backward(const Tensor& dy, const Tensor& x) {
 // tanh costs on small tensors is the tensors, not the arithmetic. T-typed ops: the bits of the composition.
 Tensor tanh_backward(const Tensor& dy, const Tensor& y) {
   return elementwise_backward(dy, y, "tanh_backward", "y", cpu::kGrainElements,
-                              [](auto z, const auto* pg, const auto* py, auto* po, int64_t n) {
-    using T = decltype(z);
-    for (int64_t i = 0; i < n; ++i) po[i] = pg[i] * (T(1) - py[i] * py[i]);
+                              [](auto, const auto* pg, const auto* py, auto* po, int64_t n) {
+    cpu::tanh_backward(pg, py, po, n);
   });
 }
 
@@ -176,15 +166,8 @@ bool all_finite(const Tensor& x) {
   if (!is_floating(x.dtype())) return true;
   return detail::dispatch_float(x.dtype(), "all_finite", [&](auto z) {
     using T = decltype(z);
-    Tensor c = x.contiguous();
-    const T* p = c.data<T>();
-    // On the bits (all exponent bits set: inf or NaN), so that the loop vectorises: a float comparison does
-    // not under -ftrapping-math, and the sentiment trainer checks every gradient at every step.
-    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-    constexpr U kExponent = sizeof(T) == 4 ? U(0x7F800000u) : U(0x7FF0000000000000ull);
-    U bad = 0;
-    for (int64_t i = 0; i < c.numel(); ++i) bad |= U((std::bit_cast<U>(p[i]) & kExponent) == kExponent);
-    return bad == 0;
+    const Tensor c = x.contiguous();
+    return cpu::all_finite(c.data<T>(), c.numel());
   });
 }
 

@@ -1,12 +1,13 @@
 #pragma once
 // The kernel room's one door. What core/ (and Adam) computes on raw buffers, it computes through these
 // functions: the thread pool's loops, the memory pool and page cache, the small-GEMM kernel and the batched
-// products, the softmax and layer-norm lines, the row reductions, lookups, elementwise, packed-mask,
-// random-lane and Adam kernels; core/ keeps the checks, dtype dispatch, layouts and outputs. The SIMD kernels
-// are written once on Google Highway and dispatched at run time to the best target the CPU has (AVX-512, AVX2,
-// SSE4, NEON, SVE, scalar). The room (core/cpu/) is the only place with SIMD; nothing outside it includes
-// Highway, and its headers are not installed: these are not public API. The loops that take an op's element
-// function are templates, in loops.h and visit.h.
+// products (and the probe of which BLAS runs them, blas.cpp), the softmax and layer-norm lines, the row
+// reductions, lookups, elementwise, packed-mask, random-lane and Adam kernels; core/ keeps the checks, dtype
+// dispatch, layouts (which loop a layout takes) and outputs. The SIMD kernels are written once on Google Highway
+// and dispatched at run time to the best target the CPU has (AVX-512, AVX2, SSE4, NEON, SVE, scalar). The room
+// (core/cpu/) is the only place with SIMD; nothing outside it includes Highway or OpenBLAS, and its headers are
+// not installed: these are not public API. The loops that take an op's element function (binary, where,
+// masked_fill, the in-place updates, copies and fills) are templates, in loops.h and visit.h.
 // Pointers are contiguous f32 unless said otherwise; n counts elements.
 #include <cstddef>
 #include <cstdint>
@@ -246,7 +247,7 @@ struct AdamScalars {
 /// and f64 operations in its order, no fused multiply-add).
 void adam_f32(float* p, const float* g, float* m, float* v, float* v_max, int64_t n, const AdamScalars& a);
 
-// ---- elementwise (unary.cpp, binary.cpp, reduce.cpp) ----
+// ---- elementwise (unary.cpp, pointwise.cpp, binary.cpp, reduce.cpp) ----
 // Lines of n contiguous values; y may be x. Accuracies in ulp of the result (the denormal step below FLT_MIN),
 // measured against the function in double (tests/core/unary_test.cpp, on every Highway target).
 
@@ -270,6 +271,20 @@ void gelu_tanh_f32(const float* x, float* y, int64_t n);
 /// near x = -0.75; 5 ulp on targets without FMA: SSE4, scalar), then one product. NaN for x NaN; the limits 1 at +inf
 /// and 0 at -inf (PyTorch: NaN).
 void gelu_backward_f32(const float* dy, const float* x, float* dx, int64_t n);
+
+/// The f64 gelu_backward_f32: dx = dy·(Φ(x) + x·φ(x)) with libm's erfc and exp in double, the limits 1 and 0 at
+/// ±inf; a scalar loop (pointwise.cpp), as are the two below.
+void gelu_backward_f64(const double* dy, const double* x, double* dx, int64_t n);
+/// dx = dy·(1 - y·y) from tanh's output y, each operation in T (the bits of the composition); T = float or double.
+template <class T>
+void tanh_backward(const T* dy, const T* y, T* dx, int64_t n);
+/// Whether none of x[0, n) is inf or NaN, tested on the bits (exponent all ones) so that the loop vectorises;
+/// T = float or double.
+template <class T>
+bool all_finite(const T* x, int64_t n);
+
+/// out[r, j] = row[j] for r < rows and j < n (linear's output prefilled with its bias), rows threaded over the pool.
+void repeat_row(const float* row, float* out, int64_t rows, int64_t n);
 
 /// The exact IEEE arithmetic of core's binary ops (the same bits on every target and as a scalar loop).
 enum class Arith { add, sub, mul, div };
@@ -296,6 +311,15 @@ void move_slices(const T* src, T* dst, Around s, Around d, const std::vector<std
 template <class T>
 void bag_sum(const T* rows, const int64_t* index, int64_t M, int64_t N, int64_t D, int64_t padding_idx, bool adjoint,
              T* out);
+
+/// gather: out[p] = x at p's coordinates with the one along `dim` replaced by index[p], for each position p of the
+/// contiguous index of shape `is` (x contiguous of shape `xs`, same ndim). T = float, double, int64_t or bool.
+template <class T>
+void gather_along(const T* x, const Shape& xs, const int64_t* index, const Shape& is, int64_t dim, T* out);
+/// scatter (scatter_add with `add`): x at gather_along's position for p = src[p] (+= src[p]), in the order of p, so
+/// that among repeated positions the last write wins; src contiguous of the index's shape `is`.
+template <class T>
+void scatter_along(const T* src, const int64_t* index, const Shape& is, int64_t dim, const Shape& xs, bool add, T* x);
 
 // ---- row reductions (reduce_rows.cpp) ----
 // `rows` contiguous rows of len, one result per row, threaded over rows. Float sums accumulate in double in the

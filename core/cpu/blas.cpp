@@ -1,5 +1,6 @@
-// What BLAS we run on, and a check that its kernels compute: Debian's OpenBLAS 0.3.21 falls back to generic
-// kernels on CPUs it does not know, and a wrong OPENBLAS_CORETYPE computes garbage.
+// What BLAS we run on, and a check that its kernels compute (blas_info, check_blas; declared in core/parallel.h):
+// Debian's OpenBLAS 0.3.21 falls back to generic kernels on CPUs it does not know, and a wrong OPENBLAS_CORETYPE
+// computes garbage. Here in the kernel room, with the products, so that no file of core/ includes OpenBLAS.
 #include <cblas.h>
 
 #include <initializer_list>
