@@ -1,6 +1,6 @@
 // Matrix products on OpenBLAS. A 2-D operand whose view is a transposed contiguous matrix is passed to cblas_?gemm
 // with a transpose flag instead of being copied; batch dims broadcast as in PyTorch's matmul and each batch entry is
-// one GEMM call (large ones split by rows over the threads), or small f32 ones our own kernel's: the kernel room's
+// one GEMM call (large ones split by rows over the threads), or f32 ones on our own kernel: the kernel room's
 // cpu::gemm_batched. matmul_out writes into a given layout (attention's per-head results straight into (B, S, H, d)
 // order), with the same bits per element as matmul.
 #include <algorithm>
@@ -106,7 +106,8 @@ std::pair<Tensor, Tensor> checked_operands(const Tensor& a, const Tensor& b, con
 
 // linear with the bias inside the product, or undefined where x is not a contiguous f32 input (then matmul and
 // add run). x is seen as (rows, in) @ weightᵀ:
-//  - on our small-GEMM kernel, the bias is added in its store (the bits of matmul then add);
+//  - on our own GEMM kernel (where cpu::sgemm_small_takes), the bias is added in its store (the bits of matmul
+//    then add);
 //  - on OpenBLAS, the output is prefilled with the bias and OpenBLAS adds the product onto it (beta = 1), which
 //    saves the pass of adding the bias and OpenBLAS's zeroing of C; the bias then joins the sum in OpenBLAS's
 //    order (within its error bound of matmul then add, not always its bits).
@@ -116,17 +117,17 @@ Tensor linear_with_bias(const Tensor& x, const Tensor& weight, const Tensor& bia
   if (K == 0) return {};  // an empty sum: matmul's zeros, then the bias
   const BlasMat mb = as_blas(weight.mT());
   const bool tb = mb.trans;
-  const bool small = cpu::sgemm_small_takes(false, tb, M, N, K);
+  const bool own = cpu::sgemm_small_takes(false, tb, M, N, K);
   Shape shape = x.shape();
   shape.back() = N;
   Tensor out = empty(shape, f32);
   const Tensor b = bias.contiguous();
   const float* pb = b.data<float>();
   float* po = out.data<float>();
-  if (small) {
+  if (own) {
     const int64_t at = 0;
-    cpu::sgemm_small_batched(false, tb, M, N, K, x.data<float>(), K, &at, mb.t.data<float>(), mb.ld, &at, po, &at, N,
-                                1, pb);
+    cpu::gemm_batched(false, tb, M, N, K, x.data<float>(), K, &at, mb.t.data<float>(), mb.ld, &at, po, &at, N, 1, false,
+                      pb);
     return out;
   }
   cpu::repeat_row(pb, po, M, N);

@@ -1,6 +1,6 @@
 // Batched matrix products (core/linalg.cpp's kernel): products of one row as cblas_?gemv calls, f32 products
-// small enough for our own kernel (sgemm_small.cpp) in runs of batch entries, all others one cblas_?gemm call
-// per entry, or per part of rows.
+// that sgemm_small_takes on our own kernel (sgemm_small.cpp), all others one cblas_?gemm call per entry; large
+// products split into parts of rows.
 // OpenBLAS runs on one thread (thread_pool.cpp): products go over our pool, whole batch entries to the threads
 // or, with fewer entries than threads, parts of rows.
 #include <cblas.h>
@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/cpu/kernels.h"
+#include "core/error.h"
 
 namespace tg::cpu {
 namespace {
@@ -47,9 +48,12 @@ void gemv(bool trans_a, bool trans_b, int64_t N, int64_t K, const T* a, int64_t 
 template <class T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda,
                   const int64_t* a_at, const T* b, int64_t ldb, const int64_t* b_at, T* c, const int64_t* c_at,
-                  int64_t ldc, int64_t count, bool onto_c) {
+                  int64_t ldc, int64_t count, bool onto_c, const float* bias) {
   const double mnk = double(M) * double(N) * double(K);
   const T beta = onto_c ? 1 : 0;
+  bool own = false;  // on our kernel (sgemm_small.cpp)
+  if constexpr (std::is_same_v<T, float>) own = !onto_c && sgemm_small_takes(trans_a, trans_b, M, N, K);
+  check<Error>(!bias || own, "gemm_batched: a bias needs a product on our own kernel (M {}, N {}, K {})", M, N, K);
   if (M == 1) {  // one row: a matrix-vector product per entry (a token of incremental decoding)
     parallel_for(count, grain(mnk), [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p)
@@ -57,40 +61,45 @@ void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, c
     });
     return;
   }
-  if constexpr (std::is_same_v<T, float>) {
-    if (!onto_c && sgemm_small_takes(trans_a, trans_b, M, N, K)) {
-      // Attention's B·H heads in runs of entries, one run per thread.
-      parallel_for(count, grain(mnk), [&](int64_t p0, int64_t p1) {
-        sgemm_small_batched(trans_a, trans_b, M, N, K, a, lda, a_at + p0, b, ldb, b_at + p0, c, c_at + p0, ldc,
-                            p1 - p0);
-      });
-      return;
-    }
-  }
-  // Fewer entries than threads: each product in parts of rows, every part still above the small kernels.
+  // Fewer entries than threads: each large product in parts of rows (for OpenBLAS, every part still above the
+  // small kernels). Others whole, on our kernel in runs of entries (attention's B·H heads), one run per thread.
   const int64_t threads = threads_here();  // 1 in a task of parallel_tasks: whole products, its bits
   const int64_t parts = count >= threads || mnk < 2 * kSplitMNK
                             ? 1
                             : std::max<int64_t>(1, std::min({threads, int64_t(mnk / kSplitMNK), M / kSplitRows}));
+  if constexpr (std::is_same_v<T, float>) {
+    if (own && parts == 1) {
+      parallel_for(count, grain(mnk), [&](int64_t p0, int64_t p1) {
+        sgemm_small_batched(trans_a, trans_b, M, N, K, a, lda, a_at + p0, b, ldb, b_at + p0, c, c_at + p0, ldc,
+                            p1 - p0, bias);
+      });
+      return;
+    }
+  }
   auto part_start = [&](int64_t r) { return r == parts ? M : M * r / parts / kSplitRows * kSplitRows; };
   const int64_t a_row = trans_a ? 1 : lda;  // elements from one row of op(A) to the next
   parallel_for(count * parts, grain(mnk / double(parts)), [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t p = i / parts, r = i % parts, m0 = part_start(r), m1 = part_start(r + 1);
-      const T* pa = a + a_at[p] + m0 * a_row;
-      const T* pb = b + b_at[p];
-      T* pc = c + c_at[p] + m0 * ldc;
-      if constexpr (std::is_same_v<T, float>)
-        cblas_sgemm(CblasRowMajor, flag(trans_a), flag(trans_b), m1 - m0, N, K, 1.0f, pa, lda, pb, ldb, beta, pc, ldc);
-      else
-        cblas_dgemm(CblasRowMajor, flag(trans_a), flag(trans_b), m1 - m0, N, K, 1.0, pa, lda, pb, ldb, beta, pc, ldc);
+      const int64_t at_a = a_at[p] + m0 * a_row, at_c = c_at[p] + m0 * ldc;
+      if constexpr (std::is_same_v<T, float>) {
+        if (own)
+          sgemm_small_batched(trans_a, trans_b, m1 - m0, N, K, a, lda, &at_a, b, ldb, b_at + p, c, &at_c, ldc, 1, bias);
+        else
+          cblas_sgemm(CblasRowMajor, flag(trans_a), flag(trans_b), m1 - m0, N, K, 1.0f, a + at_a, lda, b + b_at[p],
+                      ldb, beta, c + at_c, ldc);
+      } else {
+        cblas_dgemm(CblasRowMajor, flag(trans_a), flag(trans_b), m1 - m0, N, K, 1.0, a + at_a, lda, b + b_at[p], ldb,
+                    beta, c + at_c, ldc);
+      }
     }
   });
 }
 
 template void gemm_batched(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const int64_t*, const float*,
-                           int64_t, const int64_t*, float*, const int64_t*, int64_t, int64_t, bool);
+                           int64_t, const int64_t*, float*, const int64_t*, int64_t, int64_t, bool, const float*);
 template void gemm_batched(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const int64_t*,
-                           const double*, int64_t, const int64_t*, double*, const int64_t*, int64_t, int64_t, bool);
+                           const double*, int64_t, const int64_t*, double*, const int64_t*, int64_t, int64_t, bool,
+                           const float*);
 
 }  // namespace tg::cpu

@@ -60,10 +60,16 @@ void unmap_pages(void* p, size_t bytes) noexcept;
 
 /// Whether matmul gives C = op(A) @ op(B) (row-major, M x N, inner dim K) to sgemm_small_batched: every
 /// product of two rows or more (one row is a matrix-vector product, gemm_batched's) and fewer than 256³
-/// multiply-adds (from there OpenBLAS's cache blocking wins), on any OpenBLAS core,
+/// multiply-adds (from there OpenBLAS's cache blocking wins), or of any size where blas_narrower_than_cpu
+/// (there it runs at about twice OpenBLAS's speed, as fast as OpenBLAS's kernels for the CPU's own vectors),
 /// where Highway has vectors for the CPU (SSE4, AVX2, AVX-512, NEON): on x86 it beat or matched cblas_sgemm
 /// on the benchmark's products on each core (bench/RESULTS.md); never on the scalar target.
 bool sgemm_small_takes(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K);
+
+/// Whether OpenBLAS runs kernels for narrower vectors than the CPU has: its AVX2 or older kernels on an AVX-512
+/// CPU, or pre-AVX2 ones on an AVX2 CPU (an OPENBLAS_CORETYPE override, or a CPU the build does not know;
+/// blas_info warns of it). Decided once per process.
+bool blas_narrower_than_cpu();
 
 /// C (M x N, row stride ldc) = op(A) @ op(B) for `count` products of one shape (every head of attention's
 /// (B, H, S, d) views in one call): product p reads A at a + a_at[p], B at b + b_at[p] and writes C at
@@ -81,14 +87,15 @@ void sgemm_small_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64
 
 /// C = op(A) @ op(B), or C += op(A) @ op(B) where onto_c, for `count` products laid out as sgemm_small_batched's.
 /// A product of one row (M = 1) is one cblas_?gemv call per entry (OpenBLAS's GEMM would pack all of B first);
-/// an f32 product that sgemm_small_takes (and not onto_c) runs there, in runs of entries over the pool; others
-/// call cblas_?gemm per entry, and with fewer entries than threads each large product is split into parts of rows
-/// that start at multiples of 48 (a multiple of every x86 OpenBLAS core's row tile): the same bits at any thread
-/// count, on OpenBLAS's x86 cores.
+/// an f32 product that sgemm_small_takes (and not onto_c) runs there, others call cblas_?gemm per entry. With
+/// fewer entries than threads, each large product (2·256³ multiply-adds or more) is split into parts of rows that
+/// start at multiples of 48 (a multiple of every x86 OpenBLAS core's row tile); otherwise whole entries, in runs,
+/// go to the threads: the same bits at any thread count, on OpenBLAS's x86 cores and on ours. `bias` (N floats,
+/// or null) is added to every row of C as sgemm_small_batched's; Error if given for a product not on our kernel.
 template <class T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda,
                   const int64_t* a_at, const T* b, int64_t ldb, const int64_t* b_at, T* c, const int64_t* c_at,
-                  int64_t ldc, int64_t count, bool onto_c);
+                  int64_t ldc, int64_t count, bool onto_c, const float* bias = nullptr);
 
 // ---- softmax lines (softmax.cpp) ----
 // One line of n contiguous f32, on Highway's best target for the CPU (L lanes: 16 on AVX-512, 8 on AVX2, 4 on

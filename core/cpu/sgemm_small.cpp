@@ -238,11 +238,13 @@ HWY_EXPORT(SgemmBatched);
 HWY_EXPORT(HasVectors);
 
 namespace {
-constexpr double kMaxMNK = 256.0 * 256 * 256;  // from here OpenBLAS's cache blocking wins
+// From here OpenBLAS's cache blocking wins, when its kernels are as wide as the CPU's vectors.
+constexpr double kMaxMNK = 256.0 * 256 * 256;
 }  // namespace
 
 bool sgemm_small_takes(bool, bool, int64_t M, int64_t N, int64_t K) {
-  if (K < 1 || M < 2 || N < 1 || double(M) * double(N) * double(K) >= kMaxMNK) return false;
+  if (K < 1 || M < 2 || N < 1) return false;
+  if (double(M) * double(N) * double(K) >= kMaxMNK && !blas_narrower_than_cpu()) return false;
   return HWY_DYNAMIC_DISPATCH(HasVectors)();
 }
 

@@ -3,8 +3,12 @@
 // transpose flags), strided and expanded; zero-size M, N, K and batch; f32 and f64.
 #include <doctest/doctest.h>
 
+#include <cfloat>
+#include <cmath>
+
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/parallel.h"
 #include "core/random.h"
 #include "reference.h"
 
@@ -143,6 +147,42 @@ TEST_CASE("a larger product through BLAS matches the loop in f64") {
   Tensor a = tensor(sample(48 * 80, 1.0, 10), {48, 80}, f64), b = tensor(sample(80 * 40, 1.0, 11), {40, 80}, f64);
   check_matmul(a, b.mT(), 1e-12);
   check_matmul(a.reshape({4, 12, 80}), b.mT(), 1e-12);
+}
+
+TEST_CASE("f32 products past 256³ multiply-adds, split by rows over 2 threads, are within K·eps·Σ|a||b|") {
+  // 37 M multiply-adds: parts of rows on 2 threads, on our own kernel where OpenBLAS's kernels are narrower than
+  // the CPU's vectors (cpu::sgemm_small_takes), on OpenBLAS's otherwise; linear adds its bias in either.
+  const int64_t M = 600, N = 250, K = 250;
+  const Tensor a = tensor(sample(M * K, 1.0, 12), {M, K}), w = tensor(sample(N * K, 1.0, 13), {N, K});
+  const Tensor bias = tensor(sample(N, 1.0, 14), {N});
+  const std::vector<float> av = a.to_vector<float>(), wv = w.to_vector<float>(), bv = bias.to_vector<float>();
+  const int saved = get_num_threads();
+  std::vector<std::vector<float>> products, linears;
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    products.push_back(matmul(a, w.mT()).to_vector<float>());
+    linears.push_back(linear(a, w, bias).to_vector<float>());
+  }
+  set_num_threads(saved);
+  CHECK(products[0] == products[1]);  // the same bits at any thread count
+  CHECK(linears[0] == linears[1]);
+  double worst = 0;  // the largest error in units of the bound
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double exact = 0, magnitude = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const double t = double(av[size_t(i * K + k)]) * double(wv[size_t(j * K + k)]);
+        exact += t, magnitude += std::abs(t);
+      }
+      const double bound = double(K) * FLT_EPSILON * magnitude;
+      worst = std::max(worst, std::abs(products[0][size_t(i * N + j)] - exact) / bound);
+      // the bias joins the sum: one more rounding, of the sum's size
+      const double with_bias = exact + bv[size_t(j)];
+      worst = std::max(worst, std::abs(linears[0][size_t(i * N + j)] - with_bias) /
+                                  (bound + FLT_EPSILON * std::abs(with_bias)));
+    }
+  CHECK(worst <= 1.0);
+  CHECK(worst > 0);  // f32 sums round: the comparison is not vacuous
 }
 
 TEST_CASE("matmul_out writes per-head products into a permuted layout with matmul's bits") {

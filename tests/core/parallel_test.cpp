@@ -46,6 +46,7 @@ std::vector<std::vector<double>> run_kernels(const Tensor& x, const Tensor& y) {
   keep(matmul(x.view({4096, 256}), b));
   keep(matmul(x.view({256, 4096}).mT(), b));
   keep(matmul(x.view({256, 64, 64}), y.view({256, 64, 64})));
+  keep(linear(x.view({4096, 256}), y.view({4096, 256}).slice(0, 0, 256), y.slice(0, 0, 256)));  // with its bias
   return out;
 }
 
@@ -193,4 +194,6 @@ TEST_CASE("blas_info names OpenBLAS and its kernel core; OpenBLAS runs on one th
   set_num_threads(3);
   CHECK(blas_info().threads == 3);
   CHECK(openblas_get_num_threads() == 1);
+  // our own kernel takes over f32 products exactly when OpenBLAS runs kernels narrower than the CPU, which warns
+  CHECK(cpu::blas_narrower_than_cpu() == !info.warning.empty());
 }

@@ -189,13 +189,16 @@ TEST_CASE("sgemm_small propagates inf and NaN as the in-order sum does") {
   });
 }
 
-TEST_CASE("sgemm_small takes products of 2 rows or more under 256³ multiply-adds, on a CPU with vectors") {
+TEST_CASE("sgemm_small takes products of 2 rows or more under 256³ multiply-adds (any size where OpenBLAS's "
+          "kernels are narrower than the CPU), on a CPU with vectors") {
   const bool vectors = (hwy::SupportedTargets() & ~(HWY_SCALAR | HWY_EMU128)) != 0;
   CHECK_FALSE(sgemm_small_takes(false, false, 0, 8, 8));
   CHECK_FALSE(sgemm_small_takes(false, true, 1, 384, 1152));  // one row: gemm_batched's matrix-vector product
   CHECK_FALSE(sgemm_small_takes(false, true, 8, 8, 0));
-  CHECK_FALSE(sgemm_small_takes(false, false, 256, 256, 256));  // large: OpenBLAS's blocking wins
-  CHECK_FALSE(sgemm_small_takes(true, false, 4096, 256, 16));
+  // large: OpenBLAS's blocking wins, unless its kernels are for narrower vectors than the CPU's
+  const bool large = vectors && blas_narrower_than_cpu();
+  CHECK(sgemm_small_takes(false, false, 256, 256, 256) == large);
+  CHECK(sgemm_small_takes(true, false, 4096, 256, 16) == large);
   for (const Case& c : {Case{false, true, 32, 32, 16}, Case{false, false, 128, 32, 128}, Case{true, false, 64, 64, 1536},
                         Case{false, true, 1024, 192, 64}, Case{false, false, 255, 256, 256}})
     CHECK(sgemm_small_takes(c.trans_a, c.trans_b, c.M, c.N, c.K) == vectors);
