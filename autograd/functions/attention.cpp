@@ -111,6 +111,9 @@ Tensor mask_block(const Tensor& mask, int64_t r0, int64_t r1, int64_t c1) {
 // one non-causal call on its slice of k and v with the causality of its last (diagonal) tile as a bool mask.
 // The products and exponentials above the diagonal tiles are not computed: about (1 + 1/n)/2 of the full
 // work for n blocks. The block outputs are joined in q's memory order (the layout the one call would give).
+// Each block costs a pass over the whole of k's and v's gradients (its slices' gradients are added into them)
+// and the join a copy of the output: blocks of fewer than 64 rows cost more than the products they skip
+// (bench/RESULTS.md, "Issue 24, our own GEMM kernel on every size").
 Variable attend(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked, const Tensor& added,
                 double dropout_p, Generator* gen);
 
@@ -119,7 +122,7 @@ Variable causal_attention(const Variable& q, const Variable& k, const Variable& 
   const int64_t S_q = q.size(-2), S_k = k.size(-2), offset = S_k - S_q;
   check<ShapeError>(offset >= 0, "scaled_dot_product_attention: is_causal needs at least as many keys as queries, "
                     "got q {} and k {}", q.shape(), k.shape());
-  const int64_t rows = std::max<int64_t>(16, (S_q + 7) / 8);  // at most 8 blocks, none under 16 rows
+  const int64_t rows = std::max<int64_t>(64, (S_q + 7) / 8);  // at most 8 blocks, none under 64 rows
   const std::vector<int64_t> order = memory_order(q.value());
   const int64_t at = std::find(order.begin(), order.end(), q.dim() - 2) - order.begin();  // S_q's place in memory
   std::vector<Variable> parts;

@@ -309,18 +309,18 @@ const std::vector<GradCase>& cases() {
          Tensor blocked = logical_and(eq(arange(0, 3, 1, f64), 1.0).unsqueeze(1), ones({3, 5}, boolean));
          return scaled_dot_product_attention(x[0].permute({1, 2, 0}), x[1], x[2], {.blocked = blocked});
        }},
-      // is_causal: two row blocks (16 rows, then the rest), each on the keys it may see
-      {"scaled_dot_product_attention", {{1, 18, 2}, {1, 18, 2}, {1, 18, 3}},
+      // is_causal: two row blocks (64 rows, then the rest), each on the keys it may see
+      {"scaled_dot_product_attention", {{1, 66, 2}, {1, 66, 2}, {1, 66, 3}},
        [](const Inputs& x) {
          return scaled_dot_product_attention(x[0], x[1], x[2], {.is_causal = true});
        }},
-      {"scaled_dot_product_attention", {{1, 17, 2, 2}, {1, 20, 2, 2}, {1, 20, 2, 2}},  // 3 cached keys; MHA's heads
+      {"scaled_dot_product_attention", {{1, 65, 2, 2}, {1, 68, 2, 2}, {1, 68, 2, 2}},  // 3 cached keys; MHA's heads
        [](const Inputs& x) {                                                      // and both masks cut per block
          Generator gen(13);
          const std::vector<int64_t> heads = {0, 2, 1, 3};
          return scaled_dot_product_attention(x[0].permute(heads), x[1].permute(heads), x[2].permute(heads),
-                                             {.blocked = mask_of({1, 1, 1, 20}, 14),
-                                              .added = randn({17, 20}, f64, &gen),
+                                             {.blocked = mask_of({1, 1, 1, 68}, 14),
+                                              .added = randn({65, 68}, f64, &gen),
                                               .is_causal = true});
        }},
       // The recorded ops of scaled_dot_product_attention's backward, each a row that leans on it (gradgradcheck
