@@ -113,7 +113,7 @@ Tensor mask_block(const Tensor& mask, int64_t r0, int64_t r1, int64_t c1) {
 // work for n blocks. The block outputs are joined in q's memory order (the layout the one call would give).
 // Each block costs a pass over the whole of k's and v's gradients (its slices' gradients are added into them)
 // and the join a copy of the output: blocks of fewer than 64 rows cost more than the products they skip
-// (bench/RESULTS.md, "Issue 24, our own GEMM kernel on every size").
+// (bench/RESULTS.md, "The causal blocks" under "our own GEMM kernel on every size").
 Variable attend(const Variable& q, const Variable& k, const Variable& v, const Tensor& blocked, const Tensor& added,
                 double dropout_p, Generator* gen);
 

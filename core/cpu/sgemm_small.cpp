@@ -1,5 +1,6 @@
 // Small f32 GEMMs without OpenBLAS's per-call costs (packing both operands, zeroing C, the level-3 driver),
-// for the tiny products of small transformers: 64 x 64 weights, per-head (S x 16) @ (16 x S). Each element of
+// for the tiny products of small transformers: 64 x 64 weights, per-head (S x 16) @ (16 x S); and products of
+// every size where OpenBLAS runs kernels for narrower vectors than the CPU has (sgemm_small_takes). Each element of
 // C sums its terms over k in order into one accumulator started at +0, one multiply-add a term (an FMA where
 // the target has one; SSE4 and the scalar target round the product, then the sum), with the bias, if any,
 // added to the whole sum. C is computed in blocks of rows and columns and in K blocks whose partial sums wait
