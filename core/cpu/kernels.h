@@ -61,7 +61,7 @@ void unmap_pages(void* p, size_t bytes) noexcept;
 /// Whether matmul gives C = op(A) @ op(B) (row-major, M x N, inner dim K) to sgemm_small_batched: every
 /// product of two rows or more (one row is a matrix-vector product, gemm_batched's) and fewer than 256³
 /// multiply-adds (from there OpenBLAS's cache blocking wins), or of any size where blas_narrower_than_cpu
-/// (there it runs at about twice OpenBLAS's speed, as fast as OpenBLAS's kernels for the CPU's own vectors),
+/// (there it uses wider vectors than OpenBLAS's kernels, and outruns them: bench/RESULTS.md),
 /// where Highway has vectors for the CPU (SSE4, AVX2, AVX-512, NEON): on x86 it beat or matched cblas_sgemm
 /// on the benchmark's products on each core (bench/RESULTS.md); never on the scalar target.
 bool sgemm_small_takes(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K);
