@@ -1,6 +1,6 @@
 #pragma once
-// Internal to core's .cpp files: the checks and dtype dispatch of the public ops (templates stay out of
-// public headers). The loops they dispatch to are in the kernel room (core/cpu/kernels.h).
+// Internal to core's .cpp files and the ops' (core/cpu/ops/): the checks and dtype dispatch of the public ops
+// (templates stay out of public headers). The loops they dispatch to are in the kernel room (core/cpu/kernels.h).
 #include <cstdint>
 
 #include "core/error.h"

@@ -92,7 +92,8 @@ Tensor sigmoid(const Tensor& x);
 Tensor silu(const Tensor& x);
 /// max(x, 0); NaN stays NaN, as in PyTorch.
 Tensor relu(const Tensor& x);
-/// Packed masks (core/mask.cpp): bit i of word i/64 stands for element i in row-major order, (n+63)/64 i64s.
+/// Packed masks (core/cpu/ops/mask.cpp): bit i of word i/64 stands for element i in row-major order,
+/// (n+63)/64 i64s.
 /// The bits of x > 0.
 Tensor pack_positive(const Tensor& x);
 /// x·scale where the bit is set, 0 elsewhere (scale rounded to x's dtype); ShapeError when `bits` does not
@@ -252,7 +253,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim);
 
 
-// ---- scans, layout and norms (core/scan.cpp, core/layout.cpp, core/vector_norm.cpp) ----
+// ---- scans, layout and norms (core/cpu/ops/: scan.cpp, layout.cpp, vector_norm.cpp) ----
 /// Running sum along `dim`, as torch.cumsum: x (...) -> the same shape; a 0-d x is its own sum. Floats keep
 /// their dtype and accumulate in double (PyTorch's CPU accumulator); i64 and bool give i64, wrapping on
 /// overflow. IndexError for a dim out of range.

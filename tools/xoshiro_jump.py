@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Jump polynomials for xoshiro256** (core/random.cpp's kJump): x^C modulo the characteristic polynomial of
+"""Jump polynomials for xoshiro256** (core/cpu/xoshiro_jump.cpp's kJump): x^C modulo the characteristic polynomial of
 the generator's linear state transition T, for C = 2048 · 2^k draws, k = 0..9. A state s jumped by such a
 polynomial j (Σ_i j_i · T^i · s, which needs only 256 steps) is the state C draws later, so that 8 lanes
 started C draws apart reproduce the sequential stream. The polynomial is found by Berlekamp-Massey on one

@@ -1,4 +1,4 @@
-// The f32 and f64 arithmetic lines (add, sub, mul, div) of core/elementwise.cpp's flat cases, written once in
+// The f32 and f64 arithmetic lines (add, sub, mul, div) of ops/elementwise.cpp's flat cases, written once in
 // Highway ops for every target. Each element is one IEEE operation, so every target gives the same bits.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/cpu/binary.cpp"

@@ -1,4 +1,4 @@
-// Packed-mask loops of core/mask.cpp built on the Highway lines of mask.cpp and softmax.cpp: constant masks, the
+// Packed-mask loops of ops/mask.cpp built on the Highway lines of mask.cpp and softmax.cpp: constant masks, the
 // bool view of a mask, and dropout's gradient through a softmax.
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-// Batched matrix products (core/linalg.cpp's kernel): products of one row as cblas_?gemv calls, f32 products
+// Batched matrix products (ops/linalg.cpp's kernel): products of one row as cblas_?gemv calls, f32 products
 // that sgemm_small_takes on our own kernel (sgemm_small.cpp), all others one cblas_?gemm call per entry; large
 // products split into parts of rows.
 // OpenBLAS runs on one thread (thread_pool.cpp): products go over our pool, whole batch entries to the threads

@@ -1,4 +1,4 @@
-// The loops of core/index.cpp's lookups, on indices it has checked: slices moved along a dim (index_select,
+// The loops of ops/index.cpp's lookups, on indices it has checked: slices moved along a dim (index_select,
 // index_add), rows summed into bags (embedding_bag_sum and its adjoint), and elements picked or written along a
 // dim (gather, scatter, scatter_add).
 #include "core/cpu/kernels.h"

@@ -1,9 +1,9 @@
 #pragma once
-// The kernel room's one door. What core/ (and Adam) computes on raw buffers, it computes through these
-// functions: the thread pool's loops, the memory pool and page cache, the small-GEMM kernel and the batched
-// products (and the probe of which BLAS runs them, blas.cpp), the softmax and layer-norm lines, the row
-// reductions, lookups, elementwise, packed-mask, random-lane and Adam kernels; core/ keeps the checks, dtype
-// dispatch, layouts (which loop a layout takes) and outputs. The SIMD kernels are written once on Google Highway
+// The kernel room's one door. What the ops on tensors (ops/), core/ and Adam compute on raw buffers, they
+// compute through these functions: the thread pool's loops, the memory pool and page cache, the small-GEMM
+// kernel and the batched products (and the probe of which BLAS runs them, blas.cpp), the softmax and layer-norm
+// lines, the row reductions, lookups, elementwise, packed-mask, random-lane and Adam kernels; the ops keep the
+// checks, dtype dispatch, layouts (which loop a layout takes) and outputs. The SIMD kernels are written once on Google Highway
 // and dispatched at run time to the best target the CPU has (AVX-512, AVX2, SSE4, NEON, SVE, scalar). The room
 // (core/cpu/) is the only place with SIMD; nothing outside it includes Highway or OpenBLAS, and its headers are
 // not installed: these are not public API. The loops that take an op's element function (binary, where,

@@ -1,4 +1,4 @@
-// Softmax, log-softmax and layer norm over whole tensors (core/normalize.cpp's kernels), threaded over lines
+// Softmax, log-softmax and layer norm over whole tensors (ops/normalize.cpp's kernels), threaded over lines
 // and rows. Contiguous f32 lines (the last dim: attention scores, logits) and rows run the Highway lines of
 // softmax.cpp and layer_norm.cpp; other lines, and f64, the same maths here in double with libm.
 #include <algorithm>
@@ -48,7 +48,7 @@ void softmax_line(const T* in, T* out, int64_t n, int64_t s) {
 // A finite row whose sum, sum of squares or x - m overflowed (|x| beyond 1.3e154; values near ±1.8e308 of
 // both signs), computed on x/s with s = max|x| so that nothing does: m/s = Σ(x/s)/n, v = Σ(x/s - m/s)²/n
 // (var/s²), x̂ = (x/s - m/s)/√(v + eps/s²), rstd = that factor / s. False, leaving all as it was, for a row
-// holding ±inf or NaN (check_rows in core/normalize.cpp refuses it, or lets NaN through). Taken only on overflow.
+// holding ±inf or NaN (check_rows in ops/normalize.cpp refuses it, or lets NaN through). Taken only on overflow.
 bool scaled_row(const double* x, int64_t n, double eps, double* xhat, double& m, double& rs) {
   double s = 0, ms = 0, v = 0;
   for (int64_t j = 0; j < n; ++j) {

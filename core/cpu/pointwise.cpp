@@ -1,5 +1,5 @@
 // Scalar elementwise loops that have no Highway line: f64 gelu's gradient, tanh's gradient and the finiteness
-// test (core/unary.cpp), the bias rows that linear prefills (core/linalg.cpp); portable C++ the compiler vectorises.
+// test (ops/unary.cpp), the bias rows that linear prefills (ops/linalg.cpp); portable C++ the compiler vectorises.
 #include <algorithm>
 #include <bit>
 #include <cmath>

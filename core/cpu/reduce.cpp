@@ -1,4 +1,4 @@
-// The f32 column sums of core/reduce.cpp (a bias gradient sums its rows), written once in Highway ops for every
+// The f32 column sums of ops/reduce.cpp (a bias gradient sums its rows), written once in Highway ops for every
 // target. Each column's terms are added in double in the order of the rows, so every target gives the same bits.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/cpu/reduce.cpp"

@@ -1,4 +1,4 @@
-// The reductions of core/reduce.cpp over its contiguous rows (or (outer, len, inner) blocks), threaded over rows.
+// The reductions of ops/reduce.cpp over its contiguous rows (or (outer, len, inner) blocks), threaded over rows.
 // Float sums accumulate in double in the order of the row, so f32 results are as accurate as f32 can hold and
 // the same at any thread count; f32 block sums run add_columns_f32 (reduce.cpp), the same order.
 #include <algorithm>

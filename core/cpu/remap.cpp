@@ -1,4 +1,4 @@
-// Gathers through per-dim index maps and their adjoint (core/layout.cpp: flip, roll, pad, repeat). Each dim's
+// Gathers through per-dim index maps and their adjoint (ops/layout.cpp: flip, roll, pad, repeat). Each dim's
 // map becomes a table of element offsets, so the walk adds one offset per dim and row, and one per element.
 #include "core/cpu/kernels.h"
 

@@ -1,4 +1,4 @@
-// The sorts of core/order.cpp (sort, argsort, topk) over contiguous rows, threaded over rows: each row's
+// The sorts of ops/order.cpp (sort, argsort, topk) over contiguous rows, threaded over rows: each row's
 // indices ordered by a total order (value, then index), so the result is the stable sort's and the same at any
 // thread count.
 #include <algorithm>

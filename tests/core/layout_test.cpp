@@ -1,5 +1,5 @@
-// The value ops of core/scan.cpp and core/layout.cpp on what the autograd fixtures do not reach: strided and
-// bool inputs, i64 products, and pad_backward as the exact adjoint of pad (the identity <pad(x), y> =
+// The value ops of core/cpu/ops/scan.cpp and core/cpu/ops/layout.cpp on what the autograd fixtures do not
+// reach: strided and bool inputs, i64 products, and pad_backward as the exact adjoint of pad (the identity <pad(x), y> =
 // <x, pad_backward(y)> in every mode, with crops).
 #include <doctest/doctest.h>
 

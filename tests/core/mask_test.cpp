@@ -1,5 +1,6 @@
-// Packed masks (core/mask.cpp): dropout's one-pass forward draws the stream bernoulli() draws and gives the
-// values the float mask gave; the bits of relu's output; masked_scale and unpack_mask read them back.
+// Packed masks (core/cpu/ops/mask.cpp): dropout's one-pass forward draws the stream bernoulli() draws and
+// gives the values the float mask gave; the bits of relu's output; masked_scale and unpack_mask read them
+// back.
 // dropout_softmax_backward fuses masked_scale into softmax's gradient with their bits.
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
-// sort, argsort and topk (core/order.cpp, kernel core/cpu/sort.cpp) against std::stable_sort on many rows
-// (split over threads) holding ties and NaN, along every dim of a strided input; argmin beside argmax.
+// sort, argsort and topk (core/cpu/ops/order.cpp, kernel core/cpu/sort.cpp) against std::stable_sort on many
+// rows (split over threads) holding ties and NaN, along every dim of a strided input; argmin beside argmax.
 #include <doctest/doctest.h>
 
 #include <algorithm>
