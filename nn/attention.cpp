@@ -6,6 +6,7 @@
 // zeros, and whose backward y·(dy - Σ dy·y) is then zero too: no NaN in the output or the gradients.
 #include "nn/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -76,6 +77,25 @@ bool same_input(const Variable& a, const Variable& b) {
   const Tensor &x = a.value(), &y = b.value();
   return a.meta() == b.meta() && x.storage() == y.storage() && x.offset() == y.offset() && x.shape() == y.shape() &&
          x.strides() == y.strides();
+}
+
+// `cached` (B, H, T, d) followed by x (B, H, S, d), as a view of `buffer` (B, H, capacity, d). Only x is copied
+// while `cached` is the buffer's first T positions and the buffer has room; otherwise a new buffer of twice the
+// capacity (at least T + S, at least 16) takes both. Positions below T are never written again, so views
+// handed out earlier keep their values.
+Tensor append_to(Tensor& buffer, const Variable& cached, const Tensor& x) {
+  const int64_t T = cached ? cached.size(2) : 0, S = x.size(2);
+  const bool holds = buffer.defined() && cached && cached.value().storage() == buffer.storage() &&
+                     cached.value().offset() == buffer.offset() && cached.value().strides() == buffer.strides();
+  if (!holds || buffer.size(2) < T + S) {
+    Shape shape = x.shape();
+    shape[2] = std::max({T + S, int64_t(16), holds ? 2 * buffer.size(2) : int64_t(0)});
+    Tensor grown = empty(shape, x.dtype());
+    if (T > 0) grown.narrow(2, 0, T).copy_(cached.value());
+    buffer = grown;
+  }
+  buffer.narrow(2, T, S).copy_(x);
+  return buffer.narrow(2, 0, T + S);
 }
 
 }  // namespace
@@ -184,7 +204,14 @@ void MultiHeadAttention::check_inputs(const Variable& query, const Variable& key
 
 void MultiHeadAttention::extend(Variable& k, Variable& v, KVCache* cache) const {
   if (!cache) return;
-  if (cache->keys) k = cat({cache->keys, k}, 2), v = cat({cache->values, v}, 2);
+  if (k.requires_grad() || v.requires_grad() || (cache->keys && cache->keys.requires_grad()) ||
+      (cache->values && cache->values.requires_grad())) {
+    if (cache->keys) k = cat({cache->keys, k}, 2), v = cat({cache->values, v}, 2);
+    cache->key_buffer = cache->value_buffer = Tensor();
+  } else {
+    k = Variable(append_to(cache->key_buffer, cache->keys, k.value()));
+    v = Variable(append_to(cache->value_buffer, cache->values, v.value()));
+  }
   cache->keys = k, cache->values = v;
 }
 

@@ -21,13 +21,22 @@ struct MultiHeadAttentionOptions {
 /// The keys and values of the positions a MultiHeadAttention has seen, per head, for incremental decoding
 /// (the "past_key_values" of GPT-2 implementations): keys and values (B, H, T, d_k), undefined before the
 /// first call. A call that is given a cache appends its new keys and values to it and attends over all T.
+/// Appended under gradient recording, keys and values are joined by cat, which the backward goes through.
+/// Appended without (generation), they are views of key_buffer and value_buffer, which have room for more
+/// positions and double their capacity when full, as std::vector does: a token then copies only its own keys
+/// and values, not the T cached ones.
 struct KVCache {
   Variable keys;    ///< (B, H, T, d_k)
   Variable values;  ///< (B, H, T, d_v)
+  Tensor key_buffer;    ///< (B, H, capacity, d_k) behind keys when appended without gradients, else undefined
+  Tensor value_buffer;  ///< (B, H, capacity, d_v) behind values likewise
   /// T, the number of cached positions (0 when empty).
   int64_t length() const { return keys ? keys.size(2) : 0; }
   /// Empties the cache, for a new sequence.
-  void clear() { keys = values = Variable(); }
+  void clear() {
+    keys = values = Variable();
+    key_buffer = value_buffer = Tensor();
+  }
 };
 
 /// The optional arguments of one attention call, with PyTorch's names and meanings.

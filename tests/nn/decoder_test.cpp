@@ -183,6 +183,59 @@ TEST_CASE("Decoding one token at a time with the KV cache gives the full run's l
   }
 }
 
+TEST_CASE("Without gradients the KV cache grows in place, doubling its buffers, and keeps earlier views") {
+  manual_seed(9);
+  MultiHeadAttention mha({.d_model = 8, .num_heads = 2, .dropout = 0.0, .dtype = f64});
+  const int64_t N = 40;  // past the buffers' first two capacities, 16 and 32
+  const Tensor x = randn({2, N, 8}, f64);
+  const Variable full = mha.forward(Variable(x), Variable(x), Variable(x), {.is_causal = true, .need_weights = false})
+                            .output;
+  KVCache cache;
+  NoGradGuard no_grad;
+  Tensor keys_at_10, first_keys_at_10;
+  int64_t capacity = 0, grown = 0;
+  for (int64_t t = 0; t < N; ++t) {
+    CAPTURE(t);
+    const Variable xt(x.slice(1, t, t + 1));
+    const Variable step = mha.forward(xt, xt, xt, {.is_causal = true, .need_weights = false, .cache = &cache}).output;
+    check_close(step.value(), full.value().slice(1, t, t + 1), 1e-12, "position t");
+    REQUIRE(cache.length() == t + 1);
+    CHECK(cache.keys.value().storage() == cache.key_buffer.storage());
+    CHECK(cache.values.value().storage() == cache.value_buffer.storage());
+    grown += cache.key_buffer.size(2) != capacity;
+    capacity = cache.key_buffer.size(2);
+    CHECK(capacity == (t < 16 ? 16 : t < 32 ? 32 : 64));
+    if (t == 9) keys_at_10 = cache.keys.value(), first_keys_at_10 = cache.keys.value().clone();
+  }
+  CHECK(grown == 3);
+  check_close(keys_at_10, first_keys_at_10, 0.0, "a view handed out at T = 10, after 30 more appends");
+  cache.clear();
+  CHECK((!cache.keys && !cache.values && !cache.key_buffer.defined() && !cache.value_buffer.defined()));
+}
+
+TEST_CASE("A KV cache filled without gradients, then extended with them, joins by cat and gives gradients") {
+  manual_seed(10);
+  MultiHeadAttention mha({.d_model = 8, .num_heads = 2, .dropout = 0.0, .dtype = f64});
+  const Tensor x = randn({1, 5, 8}, f64);
+  KVCache cache;
+  {
+    NoGradGuard no_grad;
+    const Variable prompt(x.slice(1, 0, 4));
+    mha.forward(prompt, prompt, prompt, {.is_causal = true, .need_weights = false, .cache = &cache});
+  }
+  REQUIRE(cache.key_buffer.defined());
+  const Variable last(x.slice(1, 4, 5), true);
+  const Variable out = mha.forward(last, last, last, {.is_causal = true, .need_weights = false, .cache = &cache}).output;
+  CHECK(!cache.key_buffer.defined());
+  CHECK(cache.keys.requires_grad());
+  const Variable full = mha.forward(Variable(x), Variable(x), Variable(x), {.is_causal = true, .need_weights = false})
+                            .output;
+  check_close(out.value(), full.value().slice(1, 4, 5), 1e-12, "the last position");
+  sum(out).backward();
+  REQUIRE(last.grad().defined());
+  CHECK(mha.in_proj_weight().grad().defined());
+}
+
 TEST_CASE("The KV cache of a decoder with cross-attention and padding gives the full run's output") {
   manual_seed(8);
   Decoder decoder({.layer = {.d_model = 8, .num_heads = 2, .dim_feedforward = 16, .dropout = 0.0,
