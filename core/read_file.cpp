@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -28,7 +29,7 @@ struct Fd {
 }  // namespace
 
 std::string read_file(const std::string& path, int64_t max_bytes, std::string_view op) {
-  const std::string shown = escape_bytes(path);  // the path in messages: binary bytes escaped, in full
+  const std::string shown = escape_bytes(path, path.size());  // the path in messages: binary bytes escaped, in full
   check<ValueError>(max_bytes >= 0, "{}: the limit for '{}' must be >= 0, got {}", op, shown, max_bytes);
   const Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   check<ValueError>(f.fd >= 0, "{}: cannot open '{}': {}", op, shown, std::strerror(errno));
@@ -70,10 +71,11 @@ size_t utf8_sequence(std::string_view s) {
 
 }  // namespace
 
-std::string escape_bytes(std::string_view bytes) {
+std::string escape_bytes(std::string_view bytes, size_t max_bytes) {
   std::string out;
-  out.reserve(bytes.size());
+  out.reserve(std::min(bytes.size(), max_bytes));
   for (size_t i = 0; i < bytes.size();) {
+    if (i >= max_bytes) return out + fmt::format("... ({} bytes)", bytes.size());
     const uint8_t c = uint8_t(bytes[i]);
     if (c == '\\') {
       out += "\\\\", ++i;

@@ -17,7 +17,9 @@ std::string read_file(const std::string& path, int64_t max_bytes, std::string_vi
 
 /// `bytes` (file contents) for quoting in a message: printable ASCII and valid UTF-8 are kept, a backslash is
 /// doubled, and every other byte (control characters, NUL, bytes of invalid UTF-8) becomes \xNN, so a message
-/// shows binary data in full instead of stopping at a NUL or printing broken characters.
-std::string escape_bytes(std::string_view bytes);
+/// shows binary data instead of stopping at a NUL or printing broken characters. Longer than `max_bytes`, the
+/// quote stops at the first character that starts past them and says how long the whole was, "abc... (3000000
+/// bytes)": a line of a binary file with no newline in it keeps the message readable.
+std::string escape_bytes(std::string_view bytes, size_t max_bytes = 1024);
 
 }  // namespace tg

@@ -163,10 +163,9 @@ Columns read_header(RecordReader& reader, const std::string& path) {
                               tg::escape_bytes(name));
     *slot = i;
   }
-  for (std::string& name : names) name = tg::escape_bytes(name);
   for (auto [col, name] : {std::pair{&text, "text"}, std::pair{&label, "label"}})
     tg::check<tg::ValueError>(col->has_value(), "read_examples: {}:{}: header: no '{}' column (header is '{}')", path,
-                              line, name, fmt::join(names, "', '"));
+                              line, name, tg::escape_bytes(fmt::format("{}", fmt::join(names, "', '"))));
   cols.text = *text;
   cols.label = *label;
   return cols;

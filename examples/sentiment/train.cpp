@@ -641,7 +641,12 @@ tg::Safetensors load_weights(const fs::path& d, const std::string& dir, const Mo
 
 LoadedModel load_model(const std::string& path) {
   const fs::path d(path);
-  const std::string dir = tg::escape_bytes(path);  // for messages: binary bytes escaped, in full
+  const std::string dir = tg::escape_bytes(path, path.size());  // for messages: binary bytes escaped, in full
+  tg::check<tg::ValueError>(fs::is_directory(d), "model directory '{}' does not exist or is not a directory (train "
+                            "one with `sentiment train --out {}`)", dir, dir);
+  tg::check<tg::ValueError>(fs::exists(d / "vocab.txt") || !fs::exists(d / "vocab.json"), "model directory '{}' holds "
+                            "a GPT (vocab.json, no vocab.txt), not a sentiment classifier: use the `gpt` program for it",
+                            dir);
   for (const char* f : {"config.json", "vocab.txt", "model.safetensors"}) {
     tg::check<tg::ValueError>(fs::exists(d / f), "model directory '{}' has no {} (train one with `sentiment train "
                               "--out {}`)", dir, f, dir);

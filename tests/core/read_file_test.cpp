@@ -127,6 +127,11 @@ TEST_CASE("escape_bytes keeps printable text and UTF-8, escapes everything else 
   CHECK(escape_bytes("\xff\xfe") == "\\xFF\\xFE");
   CHECK(escape_bytes("\xc0\xaf") == "\\xC0\\xAF");          // an overlong '/'
   CHECK(escape_bytes("\xed\xa0\x80") == "\\xED\\xA0\\x80");  // a surrogate
+  // Past max_bytes the quote stops at a character's start and gives the whole length.
+  CHECK(escape_bytes(std::string(3000, 'a')) == std::string(1024, 'a') + "... (3000 bytes)");
+  CHECK(escape_bytes(std::string(1024, 'a')) == std::string(1024, 'a'));
+  CHECK(escape_bytes("ab\xc3\xa9" "cd", 3) == "ab\xc3\xa9... (6 bytes)");  // é is not cut in two
+  CHECK(escape_bytes("\x01\x02\x03", 2) == "\\x01\\x02... (3 bytes)");
   CHECK(escape_bytes("\xc3") == "\\xC3");                    // cut short
   CHECK(escape_bytes("\xc2\x85") == "\\xC2\\x85");           // C1 control NEL
   CHECK(escape_bytes("\x7f") == "\\x7F");

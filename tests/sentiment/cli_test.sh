@@ -48,6 +48,8 @@ expect 1 "anomaly: forward of" train --data data.tsv --config absurd.json --out 
 expect 105 "--epochs: expected a whole number >= 1, got '0'" train --data data.tsv --config tiny.json --epochs 0
 expect 105 "--epochs: expected a whole number >= 1, got 'abc'" train --data data.tsv --config tiny.json --epochs abc
 expect 105 "--seed: expected a whole number >= 0, got '-1'" train --data data.tsv --config tiny.json --seed -1
+expect 105 "--rollback-factor: expected a number in (0, 1), got '0'" train --data data.tsv --rollback-factor 0
+expect 105 "--rollback-factor: expected a number in (0, 1), got 'nan'" train --data data.tsv --rollback-factor nan
 expect 1 "error: train: batch_size must be >= 1, got 0" train --data data.tsv --config batch0.json --out bad
 expect 1 "error: train: epochs must be in [1, 1000000], got 9223372036854775807" train --data data.tsv --config tiny.json \
   --epochs 9223372036854775807 --out bad
@@ -75,6 +77,11 @@ expect 0 "data messy.tsv: skipped 1 malformed lines" train --data messy.tsv --co
   --skip-malformed
 cp -r run dirconf && rm dirconf/config.json && mkdir dirconf/config.json
 expect 1 "error: model directory 'dirconf': config.json is a directory, expected a file" predict --model dirconf "good"
+expect 1 "error: model directory 'nowhere' does not exist or is not a directory" predict --model nowhere "good"
+expect 1 "error: model directory 'data.tsv' does not exist or is not a directory" predict --model data.tsv "good"
+mkdir -p gptdir && echo '{"kind": "gpt"}' >gptdir/config.json && echo '{}' >gptdir/vocab.json
+expect 1 "error: model directory 'gptdir' holds a GPT (vocab.json, no vocab.txt), not a sentiment classifier" \
+  predict --model gptdir "good"
 head -5 data.tsv >four.tsv
 expect 1 "error: eval: 'four.tsv' holds no test sentences" eval --model run --data four.tsv
 expect 1 "error: train: cannot create the output directory 'data.tsv/sub'" train --data data.tsv --config tiny.json \

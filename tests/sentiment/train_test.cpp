@@ -197,13 +197,16 @@ TEST_CASE("load_model of a model with sub-words gives bit-exact logits of the mo
 TEST_CASE("load_model names the directory and the missing file") {
   TempDir tmp;
   const std::string missing = (tmp.path / "nowhere").string();
-  CHECK_THAT(load_error(missing), "'" + missing + "' has no config.json");
+  CHECK_THAT(load_error(missing), "'" + missing + "' does not exist or is not a directory");
   SmallModel s(tmp.path / "m");
   fs::remove(tmp.path / "m" / "model.safetensors");
   const std::string dir = (tmp.path / "m").string();
   CHECK_THAT(load_error(dir), "'" + dir + "' has no model.safetensors");
   const std::string binary = (tmp.path / "a\x01" "b\xff").string();  // quoted escaped, in full
-  CHECK_THAT(load_error(binary), "model directory '" + tmp.str() + "/a\\x01b\\xFF' has no config.json");
+  CHECK_THAT(load_error(binary),
+             "model directory '" + tmp.str() + "/a\\x01b\\xFF' does not exist or is not a directory");
+  fs::create_directory(tmp.path / "empty");
+  CHECK_THAT(load_error((tmp.path / "empty").string()), "has no config.json");
 }
 
 TEST_CASE("load_model names the directory when config.json is not JSON or lacks a field") {
