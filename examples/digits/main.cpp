@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "cli.h"
 #include "files.h"
 #include "report.h"
 #include "train.h"
@@ -96,9 +97,9 @@ int main(int argc, char** argv) {
   auto* data_opt = train->add_option("--data", t.data, "directory holding train.csv, valid.csv and test.csv")
       ->capture_default_str();
   auto* config_opt = train->add_option("--config", t.config, "default | tiny | path to a JSON file")->capture_default_str();
-  train->add_option("--epochs", t.epochs, "override the configuration's epoch count")->check(CLI::Range(1, 1000000));
+  train->add_option("--epochs", t.epochs, "override the configuration's epoch count")->check(number_in<int64_t>(1, 1000000));
   auto* seed_opt = train->add_option("--seed", t.seed, "random seed (weights, dropout, batch order)")
-      ->check(CLI::Range(int64_t(0), std::numeric_limits<int64_t>::max()))->capture_default_str();
+      ->check(number_in<int64_t>(0, std::numeric_limits<int64_t>::max()))->capture_default_str();
   auto* out_opt = train->add_option("--out", t.out, "model directory to write")->capture_default_str();
   train->add_option("--resume", t.resume, "continue the run in this model directory from its newest checkpoint "
                     "(written after every epoch): its configuration and seed, and its data unless --data is given "
@@ -113,7 +114,7 @@ int main(int argc, char** argv) {
   predict->add_option("csv", csv, "CSV file: 64 pixels (0..16) per line, optionally a label")->required();
   for (CLI::App* a : {&app, train, eval, predict})  // before or after the subcommand
     a->add_option("--threads", threads, "threads for the kernels (default: all cores)")
-        ->check(CLI::Range(1, tg::kMaxThreads));
+        ->check(number_in<int64_t>(1, tg::kMaxThreads));
   CLI11_PARSE(app, argc, argv);
   return examples::run_checked([&] {
     if (threads > 0) tg::set_num_threads(threads);

@@ -12,6 +12,7 @@
 #include <numbers>
 #include <thread>
 
+#include "cli.h"
 #include "export_onnx.h"
 #include "files.h"
 #include "train.h"
@@ -198,20 +199,6 @@ void set_threads(int n) {
     fmt::print(stderr, "warning: --threads {} is more than the {} cores of this machine: slower, not faster\n", n, cores);
 }
 
-// A flag's value: the whole text a number of type T in [lo, hi], or (lo, hi] when lo_open.
-template <class T>
-CLI::Validator number_in(T lo, T hi, bool lo_open = false) {
-  const std::string range = fmt::format("{}{}, {}]", lo_open ? "(" : "[", lo, hi);
-  return CLI::Validator(
-      [=](std::string& s) {
-        T v{};
-        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        const bool ok = ec == std::errc() && end == s.data() + s.size() && (lo_open ? v > lo : v >= lo) && v <= hi;
-        return ok ? std::string() : fmt::format("expected a number in {}, got '{}'", range, s);
-      },
-      range);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -240,7 +227,7 @@ int main(int argc, char** argv) {
                     "to the last evaluation's state with a lower learning rate")
       ->check(CLI::IsMember({"stop", "rollback"}))->capture_default_str();
   train->add_option("--rollback-factor", topt.rollback_factor, "the learning rate's factor per rollback")
-      ->check(CLI::Range(1e-12, 0.999999))->capture_default_str();
+      ->check(number_in<double>(0, 1, true, true))->capture_default_str();
   train->add_option("--max-rollbacks", topt.max_rollbacks, "rollbacks before giving up")
       ->check(number_in<int64_t>(0, 1000))->capture_default_str();
   train->add_flag("--detect-anomaly", topt.detect_anomaly, "stop at the first op giving NaN or inf, naming it (slower)");

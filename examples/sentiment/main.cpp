@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "checkpoint.h"
+#include "cli.h"
 #include "export_onnx.h"
 #include "files.h"
 #include "train.h"
@@ -325,7 +326,7 @@ int main(int argc, char** argv) {
                     "epoch, step and value), or roll back to the end of the last epoch with a lower learning rate and go on")
       ->check(CLI::IsMember({"stop", "rollback"}))->capture_default_str();
   train->add_option("--rollback-factor", topt.rollback_factor, "the learning rate's factor per rollback")
-      ->check(CLI::Range(1e-12, 0.999999))->capture_default_str();
+      ->check(number_in<double>(0, 1, true, true))->capture_default_str();
   train->add_option("--max-rollbacks", topt.max_rollbacks, "rollbacks before giving up")
       ->check(whole_number(0))->capture_default_str();
   train->add_flag("--detect-anomaly", topt.detect_anomaly, "check every op for NaN/inf (tg::AnomalyGuard) and stop at "

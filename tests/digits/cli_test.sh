@@ -95,7 +95,7 @@ expect 1 "(the checkpoint of epoch 0 in absurd is intact; lower the learning rat
 # Divergence shows as a non-finite loss (the guard) or as batch_norm refusing a channel that holds ±inf.
 grep -qE "error: train: epoch 1, batch [0-9]+ of 10: (NonFiniteGuard: step [0-9]+: |batch_norm: channel [0-9]+ of .* holds ±inf)" \
   err.txt || fail "no NaN guard or batch_norm error"
-expect 105 "--epochs: Value 0 not in range 1 to 1000000" train --data small --epochs 0
+expect 105 "--epochs: expected a number in [1, 1000000], got '0'" train --data small --epochs 0
 
 # A failed write stops with exit status 1 naming the file; the previous file is intact.
 cp -r run blocked && rm blocked/config.json && mkdir -p blocked/config.json/inside

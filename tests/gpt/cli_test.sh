@@ -65,6 +65,7 @@ expect 105 "--temperature: expected a number in (0, 100], got '0'" sample --mode
 expect 105 "--temperature: expected a number in (0, 100], got '-1'" sample --model full --temperature -1
 expect 105 "--top-p: expected a number in (0, 1], got '0'" sample --model full --top-p 0
 expect 105 "--top-p: expected a number in (0, 1], got '1.5'" sample --model full --top-p 1.5
+expect 105 "--rollback-factor: expected a number in (0, 1), got '1'" train --data corpus.txt --rollback-factor 1
 expect 1 "error: sample: --top-k 100 is more than the vocabulary's" sample --model full --top-k 100
 : >empty.txt
 expect 1 "error: corpus 'empty.txt' is empty" train --data empty.txt --splits splits.txt --config tiny.json --out bad
